@@ -1,0 +1,45 @@
+# The two commands that matter: `make run` (the main job) and `make test`.
+# Both set everything up on a fresh machine with only Python 3.11+ installed.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+DEMO   ?= demo-workspace
+
+.PHONY: setup run test lint format bench models clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "charmemory needs Python 3.11 or newer")'
+	@echo "==> creating $(VENV) and installing charmemory with its dev tools"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24,<27"
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+models: setup
+	$(BIN)/charmemory models install
+
+run: models
+	$(BIN)/charmemory demo --workspace $(DEMO)
+
+test: models
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+format: setup
+	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench
+
+bench: models
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,100 @@
+"""The workspace's own SQLite database, upgraded by numbered migrations.
+
+`PRAGMA user_version` records how many migrations ran. Each migration is a
+function that runs inside one transaction, so a crash mid-upgrade leaves the
+previous version intact.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from charmemory.errors import CharMemoryError
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def execute_all(conn: sqlite3.Connection, *statements: str) -> None:
+    """Run DDL statements one by one.
+
+    `executescript` would commit the migration's transaction first, so a crash
+    mid-migration could leave half a schema behind.
+    """
+    for statement in statements:
+        conn.execute(statement)
+
+
+def _m001_core(conn: sqlite3.Connection) -> None:
+    execute_all(
+        conn,
+        """CREATE TABLE settings (
+            scope TEXT NOT NULL,          -- '' for the workspace, 'character:<name>' ...
+            key   TEXT NOT NULL,
+            value TEXT NOT NULL,          -- JSON
+            PRIMARY KEY (scope, key)
+        )""",
+        """CREATE TABLE activity (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            at        TEXT NOT NULL,
+            level     TEXT NOT NULL,      -- info | warning | error
+            kind      TEXT NOT NULL,      -- what happened, e.g. 'extract.call'
+            character TEXT,
+            chat      TEXT,
+            message   TEXT NOT NULL,
+            data      TEXT                -- JSON details
+        )""",
+        "CREATE INDEX activity_by_character ON activity (character, id)",
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_m001_core,)
+
+
+class DatabaseTooNewError(CharMemoryError):
+    pass
+
+
+def connect(path: Path, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
+    """Open (creating if needed) and upgrade the database at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, migrations)
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Run the migrations this database has not seen; return its new version."""
+    with transaction(conn, immediate=True):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(migrations):
+            raise DatabaseTooNewError(
+                f"this workspace was written by a newer charmemory (schema {version}, "
+                f"this one knows {len(migrations)}); upgrade charmemory"
+            )
+        for number, step in enumerate(migrations[version:], start=version + 1):
+            step(conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+        return len(migrations)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, immediate: bool = False) -> Iterator[None]:
+    """One all-or-nothing unit of work (nested calls join the outer one)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

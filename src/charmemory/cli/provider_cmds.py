@@ -1,0 +1,1 @@
+"""Commands for LLM providers: presets, model listing, a test request."""

@@ -1,0 +1,53 @@
+"""The layer rules of docs/architecture.md, checked on every import statement."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "charmemory"
+
+# What each pure layer must never import (prefix match on module names).
+FORBIDDEN = {
+    "formats": ("charmemory.adapters", "charmemory.services", "charmemory.cli",
+                "charmemory.api", "charmemory.core", "httpx", "sqlite3", "filelock",
+                "onnxruntime", "subprocess", "socket"),
+    "core": ("charmemory.adapters", "charmemory.services", "charmemory.cli",
+             "charmemory.api", "httpx", "sqlite3", "filelock", "onnxruntime",
+             "subprocess", "socket"),
+    "adapters": ("charmemory.services", "charmemory.cli", "charmemory.api"),
+    "services": ("charmemory.cli", "charmemory.api"),
+}
+
+
+def imported_modules(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports_point_inward(layer: str) -> None:
+    offences = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        for name in imported_modules(path)
+        if name.startswith(FORBIDDEN[layer])
+    ]
+    assert offences == []
+
+
+def test_pure_layers_do_no_file_io() -> None:
+    offences = []
+    for layer in ("formats", "core"):
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            for call in ("open(", ".read_text(", ".write_text(", ".read_bytes(", ".write_bytes("):
+                if call in text:
+                    offences.append(f"{path.relative_to(PACKAGE)} calls {call}")
+    assert offences == []
