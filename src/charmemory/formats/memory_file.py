@@ -1,0 +1,536 @@
+"""The CharMemory memory file: plain markdown holding ``<memory>`` blocks of bullets.
+
+    <memory chat="Seraphina - 2026-02-15@10h00m00s123ms" date="2026-02-15 10:42">
+    - Seraphina healed the user's wounds in the Eldoria forest.
+    </memory>
+
+A file is an ordered sequence of segments: free text (headings, notes a person
+typed) and blocks. Parsing never drops a byte: ``parse_memory_file(t).render() == t``
+for every string ``t``. Parsed segments, bullets and tag lines remember their exact
+source, so an edit re-renders only what it touched and leaves the rest byte-identical.
+
+Structure is line-anchored: a line is an opening tag only when ``<memory ...>`` is
+all it holds, and a closing tag only when it holds just ``</memory>``. A block is an
+opening line followed by a closing line with no other opening line between them. An
+opening line that is never closed stays free text (``stray_tag_lines`` reports it),
+so a half-typed block is never lost and never swallows what follows.
+
+Inside a block, a line starting with ``- `` (after indentation) starts a bullet; the
+lines after it, up to the next bullet or the end of the block, wrap onto it (trailing
+blank lines excepted). Lines before the first bullet are kept as ``RawLine``.
+
+Untrusted text is made safe when a ``Bullet`` is built: whitespace runs (newlines
+included) collapse to one space, so a bullet is always one line, and every ``<`` that
+starts a memory tag (``<memory``, ``</memory``, any case, spaces allowed) becomes
+U+FF1C FULLWIDTH LESS-THAN SIGN, which reads the same but is no tag for this parser
+or for SillyTavern's. Attribute values are escaped (``& " < >`` and line breaks).
+
+Edits are pure functions that return a new ``MemoryFile``; the values are frozen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from charmemory.errors import FormatError, NotFoundError
+
+TAG_LOOKALIKE = "\uff1c"
+
+_TAG_START = re.compile(r"<(?=\s*/?\s*memory)", re.IGNORECASE)
+# Quoted values may hold ">"; the plain form still accepts tags written with an
+# unbalanced quote (SillyTavern's extension does not escape attribute values).
+_OPEN_QUOTED = re.compile(r"""\s*<memory((?:\s(?:[^>"']|"[^"]*"|'[^']*')*)?)>\s*""", re.I)
+_OPEN_PLAIN = re.compile(r"\s*<memory(\s[^>]*)?>\s*", re.IGNORECASE)
+_CLOSE = re.compile(r"\s*</memory\s*>\s*", re.IGNORECASE)
+_NAME = r"[A-Za-z_:][-\w:.]*"
+_ATTRIBUTE = re.compile(rf"""({_NAME})\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_ATTRIBUTE_NAME = re.compile(_NAME)
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_ESCAPES = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\n": "&#10;", "\r": "&#13;"}
+_ESCAPE = re.compile('[&"<>\n\r]')
+_ENTITY = re.compile(r"&(?:(amp|quot|lt|gt)|#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_NAMED_ENTITIES = {"amp": "&", "quot": '"', "lt": "<", "gt": ">"}
+
+
+def clean_memory_text(text: str) -> str:
+    """Return ``text`` as a safe one-line bullet text; raise if nothing is left."""
+    cleaned = " ".join(_TAG_START.sub(TAG_LOOKALIKE, text).split())
+    if not cleaned:
+        raise FormatError("a memory cannot be empty")
+    return cleaned
+
+
+@dataclass(frozen=True)
+class FreeText:
+    """Text outside every block, kept byte for byte."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RawLine:
+    """A non-bullet line inside a block, kept byte for byte (line ending included)."""
+
+    raw: str
+
+    def __post_init__(self) -> None:
+        if not self.raw.endswith("\n") or "\n" in self.raw[:-1]:
+            raise ValueError("a raw line is exactly one line ending with a newline")
+        if _is_tag(self.raw) or _is_bullet_start(self.raw):
+            raise ValueError(f"not a raw line: {self.raw!r}")
+
+    @property
+    def is_blank(self) -> bool:
+        return not self.raw.strip()
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One memory. ``text`` is cleaned on construction (see the module docstring)."""
+
+    text: str
+    _source: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clean_memory_text(self.text))
+
+    def render(self, newline: str) -> str:
+        return self._source if self._source is not None else f"- {self.text}{newline}"
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    """A ``<memory>`` block: ordered attributes and its body lines."""
+
+    attributes: tuple[tuple[str, str], ...] = ()
+    entries: tuple[Bullet | RawLine, ...] = ()
+    newline: str = "\n"
+    # Exact tag lines as read; `dataclasses.replace` drops them, so a changed
+    # block can never render stale text.
+    _opening: str | None = field(default=None, init=False, repr=False, compare=False)
+    _closing: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attributes", tuple((k, v) for k, v in self.attributes))
+        object.__setattr__(self, "entries", tuple(self.entries))
+        if self.newline not in ("\n", "\r\n"):
+            raise ValueError(f"unsupported newline {self.newline!r}")
+        for name, _ in self.attributes:
+            if not _ATTRIBUTE_NAME.fullmatch(name):
+                raise FormatError(f"invalid memory attribute name {name!r}")
+        seen_bullet = False
+        for entry in self.entries:
+            if isinstance(entry, RawLine) and seen_bullet and not entry.is_blank:
+                # It would wrap onto the bullet above it when read back.
+                raise ValueError("only blank raw lines may follow a bullet")
+            seen_bullet = seen_bullet or isinstance(entry, Bullet)
+
+    def attribute(self, name: str) -> str | None:
+        return next((value for key, value in self.attributes if key == name), None)
+
+    @property
+    def chat(self) -> str:
+        return self.attribute("chat") or ""
+
+    @property
+    def date(self) -> str:
+        return self.attribute("date") or ""
+
+    @property
+    def bullets(self) -> tuple[Bullet, ...]:
+        return tuple(entry for entry in self.entries if isinstance(entry, Bullet))
+
+    def render(self) -> str:
+        nl = self.newline
+        if self._opening is not None:
+            opening = self._opening
+        else:
+            opening = "".join(f' {k}="{_escape(v)}"' for k, v in self.attributes)
+            opening = f"<memory{opening}>{nl}"
+        body = "".join(e.render(nl) if isinstance(e, Bullet) else e.raw for e in self.entries)
+        closing = self._closing if self._closing is not None else f"</memory>{nl}"
+        return opening + body + closing
+
+
+Segment = FreeText | MemoryBlock
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A whole memory file as segments in file order."""
+
+    segments: tuple[Segment, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "segments", tuple(self.segments))
+        previous: Segment | None = None
+        for segment in self.segments:
+            if previous is not None and not _render_segment(previous).endswith("\n"):
+                raise ValueError("only the last segment may lack a final newline")
+            if isinstance(segment, FreeText):
+                if not segment.text or isinstance(previous, FreeText):
+                    raise ValueError("free text segments are non-empty and never adjacent")
+                if next(_scan(_lines(segment.text)), None) is not None:
+                    raise ValueError("free text must not hold a memory block")
+            previous = segment
+
+    def render(self) -> str:
+        return "".join(_render_segment(segment) for segment in self.segments)
+
+    @property
+    def blocks(self) -> tuple[MemoryBlock, ...]:
+        return tuple(s for s in self.segments if isinstance(s, MemoryBlock))
+
+    @property
+    def block_count(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def bullet_count(self) -> int:
+        return sum(len(block.bullets) for block in self.blocks)
+
+    @property
+    def newline(self) -> str:
+        """The file's dominant line ending, used for anything newly written."""
+        text = self.render()
+        crlf = text.count("\r\n")
+        return "\r\n" if crlf > text.count("\n") - crlf else "\n"
+
+
+@dataclass(frozen=True, order=True)
+class BulletAddress:
+    """Where a bullet sits: 0-based block index and bullet index within the block."""
+
+    block: int
+    bullet: int
+
+
+@dataclass(frozen=True)
+class BulletRef:
+    """A bullet as listed: its address, its content-derived id and its block."""
+
+    address: BulletAddress
+    memory_id: str
+    text: str
+    block: MemoryBlock
+
+
+# ---- parsing ----------------------------------------------------------------
+
+
+def parse_memory_file(text: str) -> MemoryFile:
+    """Read any text as a memory file; never fails and never drops text."""
+    lines = _lines(text)
+    segments: list[Segment] = []
+    cursor = 0
+    for start, end in _scan(lines):
+        if start > cursor:
+            segments.append(FreeText("".join(lines[cursor:start])))
+        segments.append(_parse_block(lines[start], lines[start + 1 : end], lines[end]))
+        cursor = end + 1
+    if cursor < len(lines):
+        segments.append(FreeText("".join(lines[cursor:])))
+    return MemoryFile(tuple(segments))
+
+
+def _lines(text: str) -> list[str]:
+    return _LINE.findall(text)
+
+
+def _opening_match(line: str) -> re.Match[str] | None:
+    return _OPEN_QUOTED.fullmatch(line) or _OPEN_PLAIN.fullmatch(line)
+
+
+def _is_tag(line: str) -> bool:
+    return bool(_opening_match(line) or _CLOSE.fullmatch(line))
+
+
+def _is_bullet_start(line: str) -> bool:
+    return line.strip().startswith("- ")
+
+
+def _scan(lines: list[str]) -> Iterator[tuple[int, int]]:
+    """Yield (opening, closing) line indexes of every well-formed block."""
+    i = 0
+    while i < len(lines):
+        if not _opening_match(lines[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not _is_tag(lines[j]):
+            j += 1
+        if j < len(lines) and _CLOSE.fullmatch(lines[j]):
+            yield i, j
+            i = j + 1
+        else:
+            i = j  # unclosed: stays free text; resume at the next opening line
+
+
+def _parse_block(opening: str, body: list[str], closing: str) -> MemoryBlock:
+    match = _opening_match(opening)
+    assert match is not None
+    attributes = tuple(
+        (m[1], _unescape(next(v for v in m.groups()[1:] if v is not None)))
+        for m in _ATTRIBUTE.finditer(match[1] or "")
+    )
+    newline = "\r\n" if opening.endswith("\r\n") else "\n"
+    block = MemoryBlock(attributes, _parse_body(body), newline)
+    object.__setattr__(block, "_opening", opening)
+    object.__setattr__(block, "_closing", closing)
+    return block
+
+
+def _parse_body(body: list[str]) -> tuple[Bullet | RawLine, ...]:
+    entries: list[Bullet | RawLine] = []
+    i = 0
+    while i < len(body):
+        if not _is_bullet_start(body[i]):
+            entries.append(RawLine(body[i]))
+            i += 1
+            continue
+        j = i + 1
+        while j < len(body) and not _is_bullet_start(body[j]):
+            j += 1
+        end = j
+        while end > i + 1 and not body[end - 1].strip():
+            end -= 1
+        bullet = Bullet(" ".join([body[i].strip()[2:], *body[i + 1 : end]]))
+        object.__setattr__(bullet, "_source", "".join(body[i:end]))
+        entries.append(bullet)
+        entries.extend(RawLine(line) for line in body[end:j])
+        i = j
+    return tuple(entries)
+
+
+def _escape(value: str) -> str:
+    return _ESCAPE.sub(lambda m: _ESCAPES[m[0]], value)
+
+
+def _unescape(value: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        if m[1]:
+            return _NAMED_ENTITIES[m[1]]
+        code = int(m[2]) if m[2] else int(m[3], 16)
+        return chr(code) if code <= 0x10FFFF else m[0]
+
+    return _ENTITY.sub(one, value)
+
+
+def _render_segment(segment: Segment) -> str:
+    return segment.text if isinstance(segment, FreeText) else segment.render()
+
+
+# ---- building and editing -----------------------------------------------------
+
+
+def build_block(
+    chat: str,
+    date: str,
+    bullets: Iterable[str],
+    *,
+    extra: Iterable[tuple[str, str]] = (),
+) -> MemoryBlock:
+    """A new block from untrusted text; bullets are cleaned, attributes escaped on render."""
+    attributes = (("chat", chat), ("date", date), *extra)
+    names = [name for name, _ in attributes]
+    duplicate = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if duplicate is not None:
+        raise FormatError(f"memory attribute {duplicate!r} given twice")
+    return MemoryBlock(attributes, tuple(Bullet(text) for text in bullets))
+
+
+def append_block(file: MemoryFile, block: MemoryBlock) -> MemoryFile:
+    return append_blocks(file, [block])
+
+
+def append_blocks(
+    file: MemoryFile, blocks: Iterable[MemoryBlock], *, newline: str | None = None
+) -> MemoryFile:
+    """Add blocks at the end, one blank line before each.
+
+    New blocks use ``newline``, by default the file's dominant line ending.
+    """
+    newline = newline or file.newline
+    text = file.render()
+    for block in blocks:
+        text += _separator(text, newline) + replace(block, newline=newline).render()
+    return parse_memory_file(text)
+
+
+def replace_bullet(file: MemoryFile, address: BulletAddress, text: str) -> MemoryFile:
+    position, block, entry = _locate(file, address)
+    entries = list(block.entries)
+    entries[entry] = Bullet(text)
+    return _with_segment(file, position, _rebuilt(block, entries))
+
+
+def delete_bullet(file: MemoryFile, address: BulletAddress) -> MemoryFile:
+    """Remove a bullet and the blank lines around it; an emptied block stays."""
+    position, block, entry = _locate(file, address)
+    entries = list(block.entries)
+    end = entry + 1
+    while end < len(entries) and _is_blank_raw(entries[end]):
+        end += 1
+    start = entry
+    if end == len(entries):
+        while start > 0 and _is_blank_raw(entries[start - 1]):
+            start -= 1
+    del entries[start:end]
+    return _with_segment(file, position, _rebuilt(block, entries))
+
+
+def delete_block(file: MemoryFile, block_index: int) -> MemoryFile:
+    """Remove a block and the blank separator next to it; other text stays as is."""
+    position = _block_position(file, block_index)
+    dropped = {position}
+    for neighbour in (position + 1, position - 1):
+        if 0 <= neighbour < len(file.segments) and _is_blank_free_text(file.segments[neighbour]):
+            dropped.add(neighbour)
+            break
+    kept = [s for i, s in enumerate(file.segments) if i not in dropped]
+    return parse_memory_file("".join(_render_segment(s) for s in kept))
+
+
+def _separator(text: str, newline: str) -> str:
+    if not text:
+        return ""
+    closed = text if text.endswith("\n") else text + newline
+    last_line = closed[closed.rfind("\n", 0, len(closed) - 1) + 1 :]
+    return closed[len(text) :] + ("" if not last_line.strip() else newline)
+
+
+def _is_blank_raw(entry: Bullet | RawLine) -> bool:
+    return isinstance(entry, RawLine) and entry.is_blank
+
+
+def _is_blank_free_text(segment: Segment) -> bool:
+    return isinstance(segment, FreeText) and not segment.text.strip()
+
+
+def _rebuilt(block: MemoryBlock, entries: list[Bullet | RawLine]) -> MemoryBlock:
+    """The block with new entries, keeping its tag lines exactly as read."""
+    new = MemoryBlock(block.attributes, tuple(entries), block.newline)
+    object.__setattr__(new, "_opening", block._opening)
+    object.__setattr__(new, "_closing", block._closing)
+    return new
+
+
+def _with_segment(file: MemoryFile, position: int, replacement: Segment) -> MemoryFile:
+    segments = [*file.segments[:position], replacement, *file.segments[position + 1 :]]
+    return parse_memory_file("".join(_render_segment(s) for s in segments))
+
+
+def _block_position(file: MemoryFile, block_index: int) -> int:
+    positions = [i for i, s in enumerate(file.segments) if isinstance(s, MemoryBlock)]
+    if not 0 <= block_index < len(positions):
+        raise NotFoundError(
+            f"memory block {block_index} does not exist (the file has {len(positions)})"
+        )
+    return positions[block_index]
+
+
+def _locate(file: MemoryFile, address: BulletAddress) -> tuple[int, MemoryBlock, int]:
+    position = _block_position(file, address.block)
+    block = file.segments[position]
+    assert isinstance(block, MemoryBlock)
+    bullets = [i for i, e in enumerate(block.entries) if isinstance(e, Bullet)]
+    if not 0 <= address.bullet < len(bullets):
+        raise NotFoundError(
+            f"memory {address.block}:{address.bullet} does not exist "
+            f"(block {address.block} has {len(bullets)} bullets)"
+        )
+    return position, block, bullets[address.bullet]
+
+
+# ---- listing and ids ----------------------------------------------------------
+
+
+def memory_id(attributes: Iterable[tuple[str, str]], text: str, occurrence: int = 0) -> str:
+    """A short id from the block's attributes (order-free) and the bullet text.
+
+    ``occurrence`` tells apart identical bullets under identical attributes, counted
+    in file order, so the first copy keeps its id when a later one is deleted.
+    """
+    payload = json.dumps([sorted(attributes), text, occurrence], ensure_ascii=False)
+    return hashlib.sha1(payload.encode("utf-8"), usedforsecurity=False).hexdigest()[:12]
+
+
+def list_bullets(file: MemoryFile) -> tuple[BulletRef, ...]:
+    refs: list[BulletRef] = []
+    seen: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
+    for block_index, block in enumerate(file.blocks):
+        for bullet_index, bullet in enumerate(block.bullets):
+            key = (tuple(sorted(block.attributes)), bullet.text)
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            refs.append(
+                BulletRef(
+                    BulletAddress(block_index, bullet_index),
+                    memory_id(block.attributes, bullet.text, occurrence),
+                    bullet.text,
+                    block,
+                )
+            )
+    return tuple(refs)
+
+
+def find_bullet(file: MemoryFile, memory_id: str) -> BulletRef:
+    for ref in list_bullets(file):
+        if ref.memory_id == memory_id:
+            return ref
+    raise NotFoundError(f"no memory with id {memory_id!r} in this file")
+
+
+def stray_tag_lines(file: MemoryFile) -> tuple[int, ...]:
+    """1-based numbers of tag lines kept as free text (unclosed or unmatched tags)."""
+    found: list[int] = []
+    line_number = 1
+    for segment in file.segments:
+        text = _render_segment(segment)
+        if isinstance(segment, FreeText):
+            found.extend(
+                line_number + offset for offset, line in enumerate(_lines(text)) if _is_tag(line)
+            )
+        line_number += text.count("\n")
+    return tuple(found)
+
+
+# ---- dates ------------------------------------------------------------------
+
+_DATE_FORMATS = ("%m/%d/%Y, %I:%M:%S %p", "%m/%d/%Y %H:%M", "%Y/%m/%d %H:%M", "%Y/%m/%d")
+
+
+def format_block_date(moment: datetime) -> str:
+    """``YYYY-MM-DD HH:MM`` in local time, as new blocks carry it."""
+    local = moment.astimezone() if moment.tzinfo is not None else moment
+    return f"{local.year:04d}-{local.month:02d}-{local.day:02d} {local.hour:02d}:{local.minute:02d}"
+
+
+def parse_block_date(value: str) -> datetime | None:
+    """Read a block date leniently; a naive local datetime, or None when unreadable.
+
+    Accepts ``YYYY-MM-DD HH:MM``, ISO 8601 (offsets are converted to local time),
+    date-only forms and the US style older files used.
+    """
+    moment = _read_date(value.strip())
+    if moment is not None and moment.tzinfo is not None:
+        moment = moment.astimezone().replace(tzinfo=None)
+    return moment
+
+
+def _read_date(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        pass
+    for pattern in _DATE_FORMATS:
+        try:
+            return datetime.strptime(value, pattern)
+        except ValueError:
+            continue
+    return None
