@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from charmemory.cli import provider_cmds, workspace_cmds  # noqa: F401  (register commands)
+from charmemory.cli import (  # noqa: F401  (modules register their commands)
+    demo_cmds,
+    provider_cmds,
+    workspace_cmds,
+)
 from charmemory.cli.application import app, run
 
 __all__ = ["app", "main"]

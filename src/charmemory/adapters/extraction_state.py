@@ -1,0 +1,214 @@
+"""Where each chat's extraction stands, kept in the workspace database.
+
+Appending a chunk's memories to the memory file and advancing the watermark
+must be one atomic step, but a file and a database cannot share a
+transaction. So the step is journalled: the intended block is recorded as
+pending before the file is written, and the watermark moves (and the journal
+entry goes) in one database transaction after. `settle_pending` finishes or
+discards any step a killed process left half-done: if the block is in the
+file, the watermark advances; if not, the messages stay unprocessed. Either
+way, a repeated run neither duplicates nor skips a message.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from charmemory.adapters.sqlite_db import execute_all, transaction
+
+
+def migrate_extraction_state(conn: sqlite3.Connection) -> None:
+    execute_all(
+        conn,
+        """CREATE TABLE extraction_chats (
+            character      TEXT NOT NULL,
+            chat           TEXT NOT NULL,
+            watermark      INTEGER NOT NULL DEFAULT -1,  -- last extracted message index
+            last_run_at    TEXT,                         -- ISO-8601 UTC
+            PRIMARY KEY (character, chat)
+        )""",
+        """CREATE TABLE extracted_messages (
+            character   TEXT NOT NULL,
+            chat        TEXT NOT NULL,
+            idx         INTEGER NOT NULL,
+            fingerprint TEXT NOT NULL,
+            PRIMARY KEY (character, chat, idx)
+        )""",
+        """CREATE TABLE pending_appends (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            character   TEXT NOT NULL,
+            chat        TEXT NOT NULL,
+            file        TEXT NOT NULL,       -- memory file path relative to the workspace
+            block       TEXT NOT NULL,       -- the exact text appended ('' when nothing new)
+            first_idx   INTEGER NOT NULL,
+            last_idx    INTEGER NOT NULL,
+            fingerprints TEXT NOT NULL,      -- JSON {index: fingerprint} of the chunk
+            created_at  TEXT NOT NULL
+        )""",
+        """CREATE TABLE batch_runs (
+            character   TEXT PRIMARY KEY,
+            chats       TEXT NOT NULL,       -- JSON list of chat ids in order
+            done        TEXT NOT NULL,       -- JSON list of finished chat ids
+            started_at  TEXT NOT NULL,
+            stopped_at  TEXT
+        )""",
+    )
+
+
+@dataclass(frozen=True)
+class ChatState:
+    character: str
+    chat: str
+    watermark: int = -1
+    last_run_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PendingAppend:
+    id: int
+    character: str
+    chat: str
+    file: str
+    block: str
+    first_idx: int
+    last_idx: int
+    fingerprints: dict[int, str]
+
+
+class ExtractionState:
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    # -- per chat -------------------------------------------------------------
+
+    def chat(self, character: str, chat: str) -> ChatState:
+        row = self._conn.execute(
+            "SELECT * FROM extraction_chats WHERE character = ? AND chat = ?", (character, chat)
+        ).fetchone()
+        if row is None:
+            return ChatState(character, chat)
+        return ChatState(
+            character,
+            chat,
+            watermark=row["watermark"],
+            last_run_at=None
+            if row["last_run_at"] is None
+            else datetime.fromisoformat(row["last_run_at"]),
+        )
+
+    def chats(self, character: str) -> list[ChatState]:
+        rows = self._conn.execute(
+            "SELECT chat FROM extraction_chats WHERE character = ? ORDER BY chat", (character,)
+        ).fetchall()
+        return [self.chat(character, row["chat"]) for row in rows]
+
+    def fingerprints(self, character: str, chat: str) -> dict[int, str]:
+        rows = self._conn.execute(
+            "SELECT idx, fingerprint FROM extracted_messages WHERE character = ? AND chat = ?",
+            (character, chat),
+        )
+        return {row["idx"]: row["fingerprint"] for row in rows}
+
+    # -- the journalled append ---------------------------------------------------
+
+    def begin_append(
+        self,
+        character: str,
+        chat: str,
+        *,
+        file: str,
+        block: str,
+        first_idx: int,
+        last_idx: int,
+        fingerprints: dict[int, str],
+        now: datetime,
+    ) -> PendingAppend:
+        with transaction(self._conn):
+            cursor = self._conn.execute(
+                "INSERT INTO pending_appends (character, chat, file, block, first_idx, last_idx, "
+                "fingerprints, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    character,
+                    chat,
+                    file,
+                    block,
+                    first_idx,
+                    last_idx,
+                    json.dumps({str(k): v for k, v in fingerprints.items()}),
+                    now.isoformat(),
+                ),
+            )
+        return PendingAppend(
+            int(cursor.lastrowid or 0),
+            character,
+            chat,
+            file,
+            block,
+            first_idx,
+            last_idx,
+            dict(fingerprints),
+        )
+
+    def commit_append(self, pending: PendingAppend, *, now: datetime) -> None:
+        """The block is in the file: advance the watermark and forget the journal entry."""
+        with transaction(self._conn):
+            current = self.chat(pending.character, pending.chat)
+            watermark = max(current.watermark, pending.last_idx)
+            self._conn.execute(
+                "INSERT INTO extraction_chats (character, chat, watermark, last_run_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (character, chat) DO UPDATE "
+                "SET watermark = excluded.watermark, last_run_at = excluded.last_run_at",
+                (pending.character, pending.chat, watermark, now.isoformat()),
+            )
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO extracted_messages (character, chat, idx, fingerprint) "
+                "VALUES (?, ?, ?, ?)",
+                [
+                    (pending.character, pending.chat, idx, fp)
+                    for idx, fp in pending.fingerprints.items()
+                ],
+            )
+            self._conn.execute("DELETE FROM pending_appends WHERE id = ?", (pending.id,))
+
+    def abandon_append(self, pending: PendingAppend) -> None:
+        self._conn.execute("DELETE FROM pending_appends WHERE id = ?", (pending.id,))
+
+    def pending(self, character: str | None = None) -> list[PendingAppend]:
+        query = "SELECT * FROM pending_appends"
+        params: Sequence[str] = ()
+        if character is not None:
+            query += " WHERE character = ?"
+            params = (character,)
+        rows = self._conn.execute(query + " ORDER BY id", params).fetchall()
+        return [
+            PendingAppend(
+                row["id"],
+                row["character"],
+                row["chat"],
+                row["file"],
+                row["block"],
+                row["first_idx"],
+                row["last_idx"],
+                {int(k): v for k, v in json.loads(row["fingerprints"]).items()},
+            )
+            for row in rows
+        ]
+
+    # -- resets ------------------------------------------------------------------
+
+    def reset(self, character: str, chats: Iterable[str] | None = None) -> None:
+        with transaction(self._conn):
+            for table in ("extraction_chats", "extracted_messages", "pending_appends"):
+                if chats is None:
+                    self._conn.execute(f"DELETE FROM {table} WHERE character = ?", (character,))
+                else:
+                    self._conn.executemany(
+                        f"DELETE FROM {table} WHERE character = ? AND chat = ?",
+                        [(character, chat) for chat in chats],
+                    )
+            if chats is None:
+                self._conn.execute("DELETE FROM batch_runs WHERE character = ?", (character,))

@@ -1,0 +1,108 @@
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from charmemory.cli.application import run
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sillytavern"
+DEMO = Path(__file__).resolve().parents[2] / "src" / "charmemory" / "data" / "demo"
+DEMO_CHAT = DEMO / "Captain Mira Vance - 2026-02-15@10h00m00s123ms.jsonl"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    assert run(["init", "--workspace", str(root)]) == 0
+    return root
+
+
+def test_import_places_every_kind_where_sillytavern_keeps_it(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [str(DEMO_CHAT), str(DEMO / "Captain Mira Vance.json"), str(FIXTURES / "Eldoria.json")]
+    assert run(["import", *files, "-w", str(ws)]) == 0
+    assert (ws / "characters" / "Captain Mira Vance.json").is_file()
+    assert (ws / "worlds" / "Eldoria.json").read_bytes() == (FIXTURES / "Eldoria.json").read_bytes()
+    assert (ws / "chats" / "Captain Mira Vance" / DEMO_CHAT.name).read_bytes() == (
+        DEMO_CHAT.read_bytes()
+    )
+    capsys.readouterr()
+    assert run(["--workspace", str(ws), "chats", "captain mira vance"]) == 0
+    assert f"{DEMO_CHAT.stem}\t55 messages" in capsys.readouterr().out
+
+
+def test_importing_the_same_file_twice_is_harmless(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = str(FIXTURES / "default_Seraphina.png")
+    assert run(["import", card, "-w", str(ws)]) == 0
+    assert run(["import", card, "-w", str(ws)]) == 0
+    assert "already there" in capsys.readouterr().out
+    assert run(["characters", "-w", str(ws)]) == 0
+    assert capsys.readouterr().out.startswith("Seraphina\t0 chats\tdefault_Seraphina.png")
+
+
+def test_user_errors_are_one_line_and_exit_2(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"user_name":"A","character_name":"Nobody"}\n{"name": oops}\n')
+    cases = [
+        (["import", str(tmp_path / "missing.png")], "no such file"),
+        (["import", str(broken)], "broken.jsonl:2: not valid JSON"),
+        (["chats", "Nobody"], "unknown character 'Nobody'"),
+        (["memories", "show", "Nobody"], "unknown character"),
+    ]
+    for argv, expected in cases:
+        capsys.readouterr()
+        assert run([*argv, "-w", str(ws)]) == 2
+        err = capsys.readouterr().err
+        assert expected in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_memories_show_lists_blocks_with_ids(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(["import", str(FIXTURES / "default_Seraphina.png"), "-w", str(ws)])
+    (ws / "user" / "files" / "Seraphina-memories.md").write_text(
+        '<memory chat="Seraphina - 2026-02-15@10h00m00s123ms" date="2026-02-15 10:42">\n'
+        "- Seraphina healed the user's wounds.\n- The user promised to return the amulet.\n"
+        "</memory>\n"
+    )
+    capsys.readouterr()
+    assert run(["memories", "show", "Seraphina", "--json", "-w", str(ws)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["file"] == "user/files/Seraphina-memories.md"
+    [block] = shown["blocks"]
+    assert block["chat"] == "Seraphina - 2026-02-15@10h00m00s123ms"
+    assert [m["text"] for m in block["memories"]] == [
+        "Seraphina healed the user's wounds.",
+        "The user promised to return the amulet.",
+    ]
+    assert all(len(m["id"]) == 12 for m in block["memories"])
+
+
+def test_sillytavern_folder_is_read_only_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    st = tmp_path / "data" / "default-user"
+    (st / "characters").mkdir(parents=True)
+    (st / "chats").mkdir()
+    shutil.copy(FIXTURES / "default_Seraphina.png", st / "characters")
+    before = sorted(p.relative_to(st) for p in st.rglob("*"))
+    assert run(["characters", "-w", str(st)]) == 0
+    assert run(["import", str(FIXTURES / "Eldoria.json"), "-w", str(st)]) == 2
+    assert "opened read-only" in capsys.readouterr().err
+    assert sorted(p.relative_to(st) for p in st.rglob("*")) == before
+    assert run(["import", str(FIXTURES / "Eldoria.json"), "-w", str(st), "--allow-write"]) == 0
+    assert (st / "worlds" / "Eldoria.json").is_file()
+
+
+def test_demo_builds_a_workspace_from_the_bundled_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["demo", "-w", str(tmp_path / "demo")]) == 0
+    out = capsys.readouterr().out
+    assert "Captain Mira Vance" in out and "55 messages" in out
