@@ -9,12 +9,31 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "charmemory"
 
 # What each pure layer must never import (prefix match on module names).
 FORBIDDEN = {
-    "formats": ("charmemory.adapters", "charmemory.services", "charmemory.cli",
-                "charmemory.api", "charmemory.core", "httpx", "sqlite3", "filelock",
-                "onnxruntime", "subprocess", "socket"),
-    "core": ("charmemory.adapters", "charmemory.services", "charmemory.cli",
-             "charmemory.api", "httpx", "sqlite3", "filelock", "onnxruntime",
-             "subprocess", "socket"),
+    "formats": (
+        "charmemory.adapters",
+        "charmemory.services",
+        "charmemory.cli",
+        "charmemory.api",
+        "charmemory.core",
+        "httpx",
+        "sqlite3",
+        "filelock",
+        "onnxruntime",
+        "subprocess",
+        "socket",
+    ),
+    "core": (
+        "charmemory.adapters",
+        "charmemory.services",
+        "charmemory.cli",
+        "charmemory.api",
+        "httpx",
+        "sqlite3",
+        "filelock",
+        "onnxruntime",
+        "subprocess",
+        "socket",
+    ),
     "adapters": ("charmemory.services", "charmemory.cli", "charmemory.api"),
     "services": ("charmemory.cli", "charmemory.api"),
 }

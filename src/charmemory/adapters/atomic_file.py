@@ -93,11 +93,11 @@ def write_atomic(
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "wb") as handle:
+            with tmp.open("wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(tmp, path)
+            tmp.replace(path)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

@@ -49,13 +49,6 @@ def migrate_extraction_state(conn: sqlite3.Connection) -> None:
             fingerprints TEXT NOT NULL,      -- JSON {index: fingerprint} of the chunk
             created_at  TEXT NOT NULL
         )""",
-        """CREATE TABLE batch_runs (
-            character   TEXT PRIMARY KEY,
-            chats       TEXT NOT NULL,       -- JSON list of chat ids in order
-            done        TEXT NOT NULL,       -- JSON list of finished chat ids
-            started_at  TEXT NOT NULL,
-            stopped_at  TEXT
-        )""",
     )
 
 
@@ -174,6 +167,15 @@ class ExtractionState:
             )
             self._conn.execute("DELETE FROM pending_appends WHERE id = ?", (pending.id,))
 
+    def mark_attempt(self, character: str, chat: str, at: datetime) -> None:
+        """A failed run restarts the cooldown, so a provider that is down is not
+        called again on every new message."""
+        self._conn.execute(
+            "INSERT INTO extraction_chats (character, chat, last_run_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (character, chat) DO UPDATE SET last_run_at = excluded.last_run_at",
+            (character, chat, at.isoformat()),
+        )
+
     def abandon_append(self, pending: PendingAppend) -> None:
         self._conn.execute("DELETE FROM pending_appends WHERE id = ?", (pending.id,))
 
@@ -210,5 +212,3 @@ class ExtractionState:
                         f"DELETE FROM {table} WHERE character = ? AND chat = ?",
                         [(character, chat) for chat in chats],
                     )
-            if chats is None:
-                self._conn.execute("DELETE FROM batch_runs WHERE character = ?", (character,))

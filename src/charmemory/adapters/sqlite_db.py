@@ -27,7 +27,7 @@ def execute_all(conn: sqlite3.Connection, *statements: str) -> None:
         conn.execute(statement)
 
 
-def _m001_core(conn: sqlite3.Connection) -> None:
+def migrate_core(conn: sqlite3.Connection) -> None:
     execute_all(
         conn,
         """CREATE TABLE settings (
@@ -50,14 +50,11 @@ def _m001_core(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_m001_core,)
-
-
 class DatabaseTooNewError(CharMemoryError):
     pass
 
 
-def connect(path: Path, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
+def connect(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
     """Open (creating if needed) and upgrade the database at `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -70,7 +67,7 @@ def connect(path: Path, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3
     return conn
 
 
-def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
     """Run the migrations this database has not seen; return its new version."""
     with transaction(conn, immediate=True):
         version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -25,6 +25,7 @@ from pathlib import Path
 import platformdirs
 
 from charmemory.adapters.atomic_file import FileLocks
+from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.sqlite_db import connect
 from charmemory.errors import NotFoundError, ReadOnlyWorkspaceError, UnsafePathError
 
@@ -103,7 +104,7 @@ class Workspace:
 
     @cached_property
     def db(self) -> sqlite3.Connection:
-        return connect(self.state_dir / "state.db")
+        return connect(self.state_dir / "state.db", MIGRATIONS)
 
     def inside(self, base: Path, *parts: str) -> Path:
         """`base/parts...`, refused if it would leave `base` (path traversal)."""

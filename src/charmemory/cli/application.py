@@ -57,9 +57,7 @@ def _global_options(
     ] = None,
     allow_write: Annotated[
         bool,
-        typer.Option(
-            "--allow-write", help="Let charmemory change a SillyTavern folder it opened."
-        ),
+        typer.Option("--allow-write", help="Let charmemory change a SillyTavern folder it opened."),
     ] = False,
 ) -> None:
     state.workspace_arg = workspace

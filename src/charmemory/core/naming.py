@@ -47,7 +47,7 @@ def checked_file_name(name: str, *, default_suffix: str = "") -> str:
     ):
         raise UnsafePathError(
             f"{name!r} is not a plain file name (no folders, no leading dot, "
-            "none of < > : \" / \\ | ? *)"
+            'none of < > : " / \\ | ? *)'
         )
     if default_suffix and "." not in cleaned:
         cleaned += default_suffix

@@ -1,0 +1,446 @@
+"""Memory extraction: read new chat messages, ask the model, append what is worth keeping.
+
+Each chunk of messages goes through: clean, build the prompt, call the model,
+parse, drop duplicates, append one block, advance the watermark. The last two
+are one journalled step (see `ExtractionState`), so a process killed anywhere
+leaves neither a duplicate nor a gap when the run is repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from charmemory.adapters.activity_log import ActivityLog
+from charmemory.adapters.extraction_state import ExtractionState, PendingAppend
+from charmemory.adapters.library import Character, ChatRef, Library, LoadedChat
+from charmemory.adapters.memory_files import LoadedMemories, MemoryFiles
+from charmemory.adapters.settings_store import SettingsStore, character_scope
+from charmemory.adapters.workspace import Workspace
+from charmemory.core.existing_memories import (
+    StoredBlock,
+    drop_duplicates,
+    recent_first,
+    select_existing,
+)
+from charmemory.core.extraction_answer import ParsedAnswer, merge_blocks, parse_answer
+from charmemory.core.extraction_prompt import (
+    DEFAULT_EXTRACTION_PROMPT,
+    PromptValues,
+    render_prompt,
+)
+from charmemory.core.extraction_settings import ExtractionSettings, merge_settings
+from charmemory.core.message_cleaning import render_messages
+from charmemory.core.naming import sanitize
+from charmemory.core.triggers import Decision, TriggerState, should_extract
+from charmemory.core.watermark import (
+    SourceMessage,
+    Watermark,
+    chunk,
+    messages_to_extract,
+    pending_character_messages,
+)
+from charmemory.errors import CharMemoryError
+from charmemory.formats.chat import message_fingerprint
+from charmemory.formats.memory_file import (
+    append_block,
+    build_block,
+    delete_block,
+    format_block_date,
+)
+from charmemory.ports import ChatMessage, ChatModel
+
+PROMPT_SETTING = "extraction.prompt"
+TEMPERATURE = 0.3
+
+
+class UnusableAnswerError(CharMemoryError):
+    """The model's answer could not be used; the messages stay unprocessed."""
+
+
+@dataclass(frozen=True)
+class ChunkOutcome:
+    first: int
+    last: int
+    saved: list[str]
+    dropped: list[str]
+    warnings: list[str]
+    nothing_new: bool
+
+
+@dataclass
+class ExtractionReport:
+    character: str
+    chat: str
+    memory_file: str
+    planned_messages: int = 0
+    chunks: list[ChunkOutcome] = field(default_factory=list)
+    planned_chunks: int = 0
+    stopped: bool = False
+    decision: Decision | None = None
+    prompts: list[list[ChatMessage]] = field(default_factory=list)
+
+    @property
+    def saved(self) -> int:
+        return sum(len(c.saved) for c in self.chunks)
+
+
+class Progress(Protocol):
+    def __call__(self, report: ExtractionReport, done: int, total: int) -> None: ...
+
+
+def _no_progress(report: ExtractionReport, done: int, total: int) -> None:
+    return None
+
+
+class ExtractionService:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        model: Callable[[], ChatModel],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self._ws = workspace
+        self._library = Library(workspace)
+        self._files = MemoryFiles(workspace)
+        self._state = ExtractionState(workspace.db)
+        self._settings = SettingsStore(workspace.db)
+        self._log = ActivityLog(workspace.db)
+        self._model_factory = model
+        self._model: ChatModel | None = None
+        self._clock = clock
+
+    # -- settings and places ------------------------------------------------------------
+
+    def settings_for(self, character: Character) -> ExtractionSettings:
+        return merge_settings(
+            self._settings.all(), self._settings.all(scope=character_scope(character.name))
+        )
+
+    def prompt_template(self) -> str:
+        return self._settings.get(PROMPT_SETTING) or DEFAULT_EXTRACTION_PROMPT
+
+    def memory_path_for(self, character: Character, chat: ChatRef | None) -> Path:
+        settings = self.settings_for(character)
+        chat_id = chat.id if settings.per_chat and chat is not None else None
+        return self._files.path_for(
+            character.name, chat_id=chat_id, override=settings.file_name_override
+        )
+
+    # -- triggers -----------------------------------------------------------------------
+
+    async def on_character_message(
+        self, character_name: str, chat_id: str | None = None
+    ) -> ExtractionReport:
+        """The hook a chat engine calls after each new character message."""
+        character = self._library.character(character_name)
+        ref = self._library.chat(character, chat_id)
+        settings = self.settings_for(character)
+        loaded = self._library.load_chat(ref)
+        decision = self.decide(character, loaded, settings)
+        if not decision.run:
+            report = self._report(character, ref)
+            report.decision = decision
+            return report
+        report = await self.extract(character.name, ref.id)
+        report.decision = decision
+        return report
+
+    def decide(
+        self, character: Character, loaded: LoadedChat, settings: ExtractionSettings
+    ) -> Decision:
+        stored = self._state.chat(character.name, loaded.ref.id)
+        sources = source_messages(loaded)
+        watermark = Watermark(
+            stored.watermark, self._state.fingerprints(character.name, loaded.ref.id)
+        )
+        trigger = TriggerState(
+            count=pending_character_messages(sources, watermark), last_run_at=stored.last_run_at
+        )
+        return should_extract(trigger, self._clock(), settings)
+
+    # -- extraction -----------------------------------------------------------------------
+
+    async def extract(
+        self,
+        character_name: str,
+        chat_id: str | None = None,
+        *,
+        up_to: int | None = None,
+        forced_range: tuple[int, int] | None = None,
+        dry_run: bool = False,
+        progress: Progress = _no_progress,
+        stop: asyncio.Event | None = None,
+    ) -> ExtractionReport:
+        """Extract Now (everything unprocessed), Extract Here (`up_to`) or a forced range."""
+        character = self._library.character(character_name)
+        ref = self._library.chat(character, chat_id)
+        if not dry_run:
+            self._ws.require_writable("extract memories")
+        self.settle_pending(character)
+        settings = self.settings_for(character)
+        report = self._report(character, ref)
+        lock_name = f"extract-{sanitize(character.name)}-{sanitize(ref.id)}"
+        with self._ws.locks.hold(self._ws.state_dir / lock_name):
+            loaded = self._library.load_chat(ref)
+            sources = source_messages(loaded)
+            watermark = Watermark(
+                self._state.chat(character.name, ref.id).watermark,
+                self._state.fingerprints(character.name, ref.id),
+            )
+            todo = messages_to_extract(sources, watermark, up_to=up_to, forced_range=forced_range)
+            chunks = chunk(todo, settings.messages_per_call) if todo else []
+            report.planned_messages = len(todo)
+            report.planned_chunks = len(chunks)
+            self._log.record(
+                "extract.collect",
+                f"{len(todo)} messages to extract in {len(chunks)} calls",
+                character=character.name,
+                chat=ref.id,
+                data={"indices": [m.index for m in todo]},
+            )
+            progress(report, 0, len(chunks))
+            for number, part in enumerate(chunks, start=1):
+                if stop is not None and stop.is_set():
+                    report.stopped = True
+                    break
+                outcome = await self._extract_chunk(
+                    character, loaded, part, settings, report, dry_run=dry_run
+                )
+                report.chunks.append(outcome)
+                progress(report, number, len(chunks))
+        return report
+
+    async def _extract_chunk(
+        self,
+        character: Character,
+        loaded: LoadedChat,
+        part: Sequence[SourceMessage],
+        settings: ExtractionSettings,
+        report: ExtractionReport,
+        *,
+        dry_run: bool,
+    ) -> ChunkOutcome:
+        ref = loaded.ref
+        first, last = part[0].index, part[-1].index
+        path = self.memory_path_for(character, ref)
+        memories = self._files.load(path)
+        existing = _existing_bullets(memories)
+        selected = select_existing(
+            recent_first(_stored_blocks(memories)), settings.existing_memories_budget
+        )
+        user_name = loaded.chat.header.user_name or "User"
+        recent = render_messages(part, user_name=user_name, char_name=character.name)
+        prompt = [
+            ChatMessage(role, content)  # type: ignore[arg-type]
+            for role, content in render_prompt(
+                self.prompt_template(),
+                PromptValues(
+                    char=character.name,
+                    user=user_name,
+                    char_card=character.card.baseline_text(),
+                    existing_memories=selected.text,
+                    recent_messages=recent,
+                    max_bullets=settings.max_bullets,
+                ),
+            )
+        ]
+        if dry_run:
+            report.prompts.append(prompt)
+            return ChunkOutcome(first, last, [], [], [], nothing_new=False)
+        parsed = await self._ask(
+            character, ref, prompt, settings, recent_is_empty=not recent, span=(first, last)
+        )
+        if not parsed.blocks and not parsed.nothing_new:
+            self._state.mark_attempt(character.name, ref.id, self._clock())
+            reason = "; ".join(parsed.warnings) or "no memories in the answer"
+            self._log.record(
+                "extract.unusable",
+                f"messages {first}-{last}: the answer held no memories ({reason}); "
+                "they stay unprocessed",
+                level="warning",
+                character=character.name,
+                chat=ref.id,
+            )
+            raise UnusableAnswerError(
+                f"the model's answer for messages {first}-{last} held no memories ({reason}); "
+                "nothing was saved and those messages will be tried again"
+            )
+        # One block per chunk, whatever blocks the model wrote (chat and date are ours).
+        deduped = drop_duplicates([merge_blocks([parsed])], existing)
+        bullets = [text for block in deduped.blocks for text in block]
+        extend = settings.merge_chunks and any(c.saved for c in report.chunks)
+        self._append(character, ref, memories, part, bullets, extend_last_block=extend)
+        self._log.record(
+            "extract.saved",
+            f"messages {first}-{last}: {len(bullets)} memories saved"
+            + (f", {len(deduped.dropped)} duplicates dropped" if deduped.dropped else ""),
+            level="warning" if parsed.warnings else "info",
+            character=character.name,
+            chat=ref.id,
+            data={"saved": bullets, "dropped": deduped.dropped, "warnings": parsed.warnings},
+        )
+        return ChunkOutcome(
+            first, last, bullets, deduped.dropped, parsed.warnings, parsed.nothing_new
+        )
+
+    async def _ask(
+        self,
+        character: Character,
+        ref: ChatRef,
+        prompt: list[ChatMessage],
+        settings: ExtractionSettings,
+        *,
+        recent_is_empty: bool,
+        span: tuple[int, int],
+    ) -> ParsedAnswer:
+        if recent_is_empty:
+            # Only hidden or markup-only messages: nothing to send, nothing to learn.
+            return ParsedAnswer([], nothing_new=True)
+        model = self._chat_model()
+        prompt_chars = sum(len(m.content) for m in prompt)
+        self._log.record(
+            "extract.call",
+            f"messages {span[0]}-{span[1]} sent to {model.provider}/{model.model}",
+            character=character.name,
+            chat=ref.id,
+            data={
+                "provider": model.provider,
+                "model": model.model,
+                "prompt_tokens_estimate": -(-prompt_chars // 4),
+                **({"prompt": [m.content for m in prompt]} if settings.verbose_log else {}),
+            },
+        )
+        try:
+            completion = await model.complete(
+                prompt, max_tokens=settings.max_response_tokens, temperature=TEMPERATURE
+            )
+        except CharMemoryError as error:
+            self._state.mark_attempt(character.name, ref.id, self._clock())
+            self._log.record(
+                "extract.error", str(error), level="error", character=character.name, chat=ref.id
+            )
+            raise
+        self._log.record(
+            "extract.response",
+            f"answer of {len(completion.text)} characters ({completion.finish_reason or 'done'})",
+            character=character.name,
+            chat=ref.id,
+            data={
+                "prompt_tokens": completion.usage.prompt_tokens,
+                "completion_tokens": completion.usage.completion_tokens,
+                "reasoning_chars": len(completion.reasoning),
+                "finish_reason": completion.finish_reason,
+                **({"response": completion.text} if settings.verbose_log else {}),
+            },
+        )
+        return parse_answer(
+            completion.text,
+            max_bullets=settings.max_bullets,
+            finish_reason=completion.finish_reason,
+        )
+
+    def _append(
+        self,
+        character: Character,
+        ref: ChatRef,
+        memories: LoadedMemories,
+        part: Sequence[SourceMessage],
+        bullets: list[str],
+        *,
+        extend_last_block: bool,
+    ) -> None:
+        """Append a block (or, merging chunks, grow this run's block) and advance."""
+        now = self._clock()
+        block_text = ""
+        new_file = None
+        if bullets:
+            base, date = memories.file, format_block_date(now)
+            if extend_last_block:
+                last = base.blocks[-1]
+                bullets = [b.text for b in last.bullets] + bullets
+                base, date = delete_block(base, base.block_count - 1), last.date or date
+            new_file = append_block(base, build_block(ref.id, date, bullets))
+            block_text = new_file.blocks[-1].render()
+        pending = self._state.begin_append(
+            character.name,
+            ref.id,
+            file=self._files.relative(memories.path),
+            block=block_text,
+            first_idx=part[0].index,
+            last_idx=part[-1].index,
+            fingerprints={m.index: m.fingerprint for m in part},
+            now=now,
+        )
+        if new_file is not None:
+            try:
+                self._files.save(memories, new_file)
+            except BaseException:
+                self._state.abandon_append(pending)
+                raise
+        self._state.commit_append(pending, now=now)
+
+    # -- recovery -----------------------------------------------------------------------------
+
+    def settle_pending(self, character: Character) -> None:
+        """Finish or discard appends that a killed process left half-done."""
+        for pending in self._state.pending(character.name):
+            if self._block_landed(pending):
+                self._state.commit_append(pending, now=self._clock())
+                outcome = "finished"
+            else:
+                self._state.abandon_append(pending)
+                outcome = "discarded (the messages will be extracted again)"
+            self._log.record(
+                "extract.recover",
+                f"an interrupted append of messages {pending.first_idx}-{pending.last_idx} "
+                f"was {outcome}",
+                level="warning",
+                character=pending.character,
+                chat=pending.chat,
+            )
+
+    def _block_landed(self, pending: PendingAppend) -> bool:
+        if not pending.block:
+            return True
+        loaded = self._files.load(self._ws.inside(self._ws.root, pending.file))
+        return pending.block in loaded.file.render()
+
+    def _chat_model(self) -> ChatModel:
+        if self._model is None:
+            self._model = self._model_factory()
+        return self._model
+
+    def _report(self, character: Character, ref: ChatRef) -> ExtractionReport:
+        path = self.memory_path_for(character, ref)
+        return ExtractionReport(character.name, ref.id, self._files.relative(path))
+
+
+def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
+    return [
+        SourceMessage(
+            index=index,
+            is_user=message.is_user,
+            text=message.active_text,
+            fingerprint=message_fingerprint(message),
+            is_hidden=message.is_hidden,
+            name=message.name or "",
+        )
+        for index, message in enumerate(loaded.chat.messages)
+    ]
+
+
+def _stored_blocks(memories: LoadedMemories) -> list[StoredBlock]:
+    return [
+        StoredBlock(position, block.date or "", tuple(b.text for b in block.bullets))
+        for position, block in enumerate(memories.file.blocks)
+    ]
+
+
+def _existing_bullets(memories: LoadedMemories) -> list[str]:
+    return [bullet.text for block in memories.file.blocks for bullet in block.bullets]

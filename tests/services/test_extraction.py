@@ -1,0 +1,243 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from charmemory.adapters.extraction_state import ExtractionState
+from charmemory.adapters.memory_files import MemoryFiles
+from charmemory.adapters.workspace import Workspace
+from charmemory.services.extraction import ExtractionService, UnusableAnswerError
+from tests.support.extraction_fixtures import (
+    CHARACTER,
+    CHAT_ID,
+    alternating,
+    make_workspace,
+    memory_block,
+    message,
+    scripted_model,
+    write_chat,
+)
+from tests.support.scripted_llm import ScriptedLLMServer
+
+ROOT = Path(__file__).resolve().parents[2]
+LONG_CHAT = ROOT / "tests" / "fixtures" / "st_chat_long.jsonl"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def service(ws: Workspace, server: ScriptedLLMServer, clock: Clock) -> ExtractionService:
+    return ExtractionService(ws, model=lambda: scripted_model(server), clock=clock)
+
+
+def memories(ws: Workspace) -> str:
+    path = MemoryFiles(ws).path_for(CHARACTER)
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def sent_messages(server: ScriptedLLMServer) -> list[str]:
+    """The chat text of each extraction call, as the model saw it."""
+    return [
+        "\n".join(m["content"] for m in request.json["messages"]) for request in server.requests
+    ]
+
+
+async def test_extract_now_appends_one_block_and_never_resends(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(10))
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns.", "Mira lost her first ship."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert report.saved == 2
+    text = memories(ws)
+    assert f'<memory chat="{CHAT_ID}" date="' in text
+    assert "- Alex owes Mira forty crowns.\n- Mira lost her first ship.\n</memory>" in text
+
+    again = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert again.planned_messages == 0 and len(llm_server.requests) == 1
+    assert memories(ws) == text
+
+
+async def test_pile_up_during_cooldown_is_extracted_in_chunks_when_it_fires(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", interval=20, cooldown_minutes=10, messages_per_call=20)
+    write_chat(ws, alternating(2))
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    await service(ws, llm_server, clock).extract(CHARACTER)  # starts the cooldown clock
+    write_chat(ws, alternating(62))  # 60 new messages, 30 of them the character's
+
+    clock.now += timedelta(minutes=3)
+    held = await service(ws, llm_server, clock).on_character_message(CHARACTER)
+    assert held.decision is not None and held.decision.reason == "cooldown"
+    assert held.decision.progress == (30, 20)
+    assert len(llm_server.requests) == 1
+
+    clock.now += timedelta(minutes=8)
+    for n in range(3):
+        llm_server.reply_text(memory_block(f"Fact number {n} happened."))
+    fired = await service(ws, llm_server, clock).on_character_message(CHARACTER)
+    assert fired.decision is not None and fired.decision.run
+    assert [(c.first, c.last) for c in fired.chunks] == [(2, 21), (22, 41), (42, 61)]
+    assert len(llm_server.requests) == 4
+    assert memories(ws).count("<memory ") == 3
+
+
+async def test_swipes_do_not_count_as_new_messages(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", interval=3, cooldown_minutes=0)
+    chat = alternating(4)  # two character messages
+    write_chat(ws, chat)
+    for swipe in range(5):
+        chat[3] = message(3, is_user=False, text=f"swipe {swipe}", swipes=["a", "b"], swipe_id=1)
+        write_chat(ws, chat)
+        decision = (await service(ws, llm_server, clock).on_character_message(CHARACTER)).decision
+        assert decision is not None and decision.progress == (2, 3) and not decision.run
+    assert llm_server.requests == []
+
+
+async def test_extract_here_stops_at_the_given_message(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    write_chat(ws, alternating(12))
+    llm_server.reply_text(memory_block("Mira named her ship the Kestrel."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER, up_to=5)
+    assert [(c.first, c.last) for c in report.chunks] == [(0, 5)]
+    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == 5
+    assert "line 5." in sent_messages(llm_server)[0]
+    assert "line 6." not in sent_messages(llm_server)[0]
+
+
+async def test_unusable_answer_saves_nothing_and_keeps_messages_unprocessed(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    write_chat(ws, alternating(6))
+    llm_server.reply_text("I'm sorry, but I can't help with that request.")
+    with pytest.raises(UnusableAnswerError, match="messages 0-5"):
+        await service(ws, llm_server, clock).extract(CHARACTER)
+    assert memories(ws) == ""
+    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == -1
+
+
+async def test_duplicates_of_saved_memories_are_dropped(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(20))
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
+    llm_server.reply_text(memory_block("alex owes Mira forty crowns!", "Mira trusts Alex now."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert report.chunks[1].saved == ["Mira trusts Alex now."]
+    assert report.chunks[1].dropped == ["alex owes Mira forty crowns!"]
+    # The second call showed the first call's memory as existing knowledge.
+    assert "Alex owes Mira forty crowns." in sent_messages(llm_server)[1]
+
+
+async def test_long_sillytavern_chat_is_cleaned_before_it_is_sent(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=200)
+    lines = LONG_CHAT.read_text(encoding="utf-8").split("\n")
+    header = json.loads(lines[0])
+    header["character_name"] = CHARACTER
+    write_chat(ws, [json.loads(x) for x in lines[1:]])
+    for _ in range(2):
+        llm_server.reply_text(memory_block("Something worth keeping happened."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert report.planned_chunks == 2 and report.planned_messages < len(lines) - 1
+    sent = "\n".join(sent_messages(llm_server))
+    assert "```" not in sent and "<details" not in sent and "<span" not in sent
+    assert "</memory>\n<memory" not in sent
+    hidden = [json.loads(x)["mes"] for x in lines[1:] if json.loads(x).get("is_system")]
+    assert hidden and not any(text.strip() and text in sent for text in hidden)
+
+
+KILLER = textwrap.dedent(
+    """
+    import asyncio, os, signal, sys
+    from pathlib import Path
+    from charmemory.adapters.memory_files import MemoryFiles
+    from charmemory.adapters.workspace import Workspace
+    from charmemory.services.extraction import ExtractionService
+    from tests.support.extraction_fixtures import CHARACTER, scripted_model
+
+    class Server:
+        base_url = sys.argv[2]
+
+    real_save = MemoryFiles.save
+    def save_then_die(self, loaded, new):
+        real_save(self, loaded, new)
+        os.kill(os.getpid(), signal.SIGKILL)  # between the file write and the state write
+    MemoryFiles.save = save_then_die
+    ws = Workspace.open(Path(sys.argv[1]))
+    asyncio.run(ExtractionService(ws, model=lambda: scripted_model(Server)).extract(CHARACTER))
+    """
+)
+
+
+async def test_killed_between_file_write_and_state_write_no_duplicate_no_gap(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(20))
+    llm_server.reply_text(memory_block("First chunk fact."))
+    child = subprocess.run(
+        [sys.executable, "-c", KILLER, str(ws.root), llm_server.base_url],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"},
+        capture_output=True,
+        timeout=60,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    assert memories(ws).count("First chunk fact.") == 1
+    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == -1  # state not written
+
+    llm_server.reply_text(memory_block("Second chunk fact."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert [(c.first, c.last) for c in report.chunks] == [(10, 19)]  # chunk 1 not resent
+    text = memories(ws)
+    assert text.count("First chunk fact.") == 1 and text.count("Second chunk fact.") == 1
+    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == 19
+    assert len(llm_server.requests) == 2
+
+
+async def test_append_journalled_but_file_never_written_is_redone(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(10))
+    ExtractionState(ws.db).begin_append(
+        CHARACTER,
+        CHAT_ID,
+        file="user/files/Mira-memories.md",
+        block="<memory>x</memory>",
+        first_idx=0,
+        last_idx=9,
+        fingerprints={},
+        now=clock.now,
+    )
+    llm_server.reply_text(memory_block("Redone fact."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert [(c.first, c.last) for c in report.chunks] == [(0, 9)]
+    assert memories(ws).count("Redone fact.") == 1
+    assert ExtractionState(ws.db).pending() == []
