@@ -78,9 +78,11 @@ def test_character_values_win_over_workspace_values() -> None:
     assert settings.messages_per_call == 20
 
 
-def test_a_cleared_character_value_inherits_the_workspace_value() -> None:
+def test_a_cleared_value_inherits_from_the_level_below() -> None:
     settings = merge_settings({"extraction.interval": 30}, {"extraction.interval": None})
     assert settings.interval == 30
+    assert merge_settings({"extraction.interval": None}).interval == 20
+    assert merge_settings({"extraction.file_name_override": None}).file_name_override is None
 
 
 def test_other_settings_in_the_same_store_are_left_alone() -> None:
@@ -118,6 +120,7 @@ def test_a_blank_file_override_means_none() -> None:
 def test_validate_setting_checks_one_value_before_it_is_stored() -> None:
     assert validate_setting("extraction.interval", 40, per_character=False) == 40
     assert validate_setting("extraction.interval", None, per_character=True) is None
+    assert validate_setting("extraction.file_name_override", None, per_character=False) is None
     with pytest.raises(ConfigError, match="between 3 and 100"):
         validate_setting("extraction.interval", 2, per_character=True)
     with pytest.raises(ConfigError, match="only be set per character"):

@@ -241,3 +241,20 @@ async def test_append_journalled_but_file_never_written_is_redone(
     assert [(c.first, c.last) for c in report.chunks] == [(0, 9)]
     assert memories(ws).count("Redone fact.") == 1
     assert ExtractionState(ws.db).pending() == []
+
+
+async def test_deleting_an_extracted_message_does_not_skip_the_next_new_one(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    chat = alternating(10)
+    write_chat(ws, chat)
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    await service(ws, llm_server, clock).extract(CHARACTER)
+    del chat[4]  # an extracted message is deleted; later ones shift down
+    chat.append(message(99, is_user=False, text="Brand new message after the deletion."))
+    write_chat(ws, chat)
+    llm_server.reply_text(memory_block("A new fact."))
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert [(c.first, c.last) for c in report.chunks] == [(9, 9)]
+    assert "Brand new message after the deletion." in sent_messages(llm_server)[1]

@@ -167,6 +167,25 @@ class ExtractionState:
             )
             self._conn.execute("DELETE FROM pending_appends WHERE id = ?", (pending.id,))
 
+    def replace_watermark(
+        self, character: str, chat: str, last_index: int, fingerprints: dict[int, str]
+    ) -> None:
+        """Move the watermark to follow its messages (after deletions or swipes)."""
+        with transaction(self._conn):
+            self._conn.execute(
+                "INSERT INTO extraction_chats (character, chat, watermark) VALUES (?, ?, ?) "
+                "ON CONFLICT (character, chat) DO UPDATE SET watermark = excluded.watermark",
+                (character, chat, last_index),
+            )
+            self._conn.execute(
+                "DELETE FROM extracted_messages WHERE character = ? AND chat = ?", (character, chat)
+            )
+            self._conn.executemany(
+                "INSERT INTO extracted_messages (character, chat, idx, fingerprint) "
+                "VALUES (?, ?, ?, ?)",
+                [(character, chat, idx, fp) for idx, fp in fingerprints.items()],
+            )
+
     def mark_attempt(self, character: str, chat: str, at: datetime) -> None:
         """A failed run restarts the cooldown, so a provider that is down is not
         called again on every new message."""

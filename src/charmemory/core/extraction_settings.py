@@ -84,26 +84,27 @@ def merge_settings(
 ) -> ExtractionSettings:
     """The settings in force for a character: defaults < workspace < character.
 
-    A `None` value in the character's mapping means "inherit", so clearing a
-    per-character field in a form restores the workspace value.
+    A `None` value means "not set here": a cleared per-character field inherits the
+    workspace value, a cleared workspace field the default.
     """
-    values = _own_values(workspace, scope="workspace")
-    for name in CHARACTER_ONLY & values.keys():
-        if values[name] is not None:
-            raise ConfigError(
-                f"{KEY_PREFIX}{name} can only be set per character, not for the whole workspace"
-            )
-    overrides = _own_values(character or {}, scope="character")
-    values.update({name: value for name, value in overrides.items() if value is not None})
+    values = _own_values(workspace, scope=" in the workspace settings")
+    misplaced = sorted(CHARACTER_ONLY & values.keys())
+    if misplaced:
+        raise ConfigError(
+            f"{KEY_PREFIX}{misplaced[0]} can only be set per character, not for the whole workspace"
+        )
+    values.update(_own_values(character or {}, scope=" in the character settings"))
     return ExtractionSettings(**values)
 
 
 def validate_setting(key: str, value: Any, *, per_character: bool) -> Any:
-    """Check one value before it is stored; returns the form to store."""
-    name = _name_of(key, scope="character" if per_character else "workspace")
-    if name in CHARACTER_ONLY and not per_character and value is not None:
+    """Check one value before it is stored; returns the form to store (None: unset)."""
+    name = _name_of(key)
+    if value is None:
+        return None
+    if name in CHARACTER_ONLY and not per_character:
         raise ConfigError(f"{key} can only be set per character, not for the whole workspace")
-    return None if value is None and per_character else _checked(name, value)
+    return _checked(name, value)
 
 
 _TRUE = frozenset({"true", "on", "yes", "1"})
@@ -112,7 +113,7 @@ _FALSE = frozenset({"false", "off", "no", "0"})
 
 def parse_setting_text(key: str, text: str) -> Any:
     """Turn typed text (a CLI argument, a form field) into the setting's JSON value."""
-    name = _name_of(key, scope="input")
+    name = _name_of(key)
     default = _DEFAULTS[name]
     word = text.strip()
     if name == "file_name_override":
@@ -128,18 +129,19 @@ def parse_setting_text(key: str, text: str) -> Any:
 
 
 def _own_values(values: Mapping[str, Any], *, scope: str) -> dict[str, Any]:
+    """The extraction values that are set, by name; `None` means not set."""
     return {
         _name_of(key, scope=scope): value
         for key, value in values.items()
-        if key.startswith(KEY_PREFIX)
+        if key.startswith(KEY_PREFIX) and value is not None
     }
 
 
-def _name_of(key: str, *, scope: str) -> str:
+def _name_of(key: str, *, scope: str = "") -> str:
     name = key.removeprefix(KEY_PREFIX)
     if not key.startswith(KEY_PREFIX) or name not in SPECS:
         known = ", ".join(KEY_PREFIX + known for known in SPECS)
-        raise ConfigError(f"unknown setting {key!r} in the {scope} settings; known: {known}")
+        raise ConfigError(f"unknown setting {key!r}{scope}; known: {known}")
     return name
 
 

@@ -179,6 +179,8 @@ def _align(messages: Sequence[SourceMessage], watermark: Watermark) -> _Alignmen
     if not recorded:
         # Nothing to align with: all that can be known is where the chat ends.
         return _Alignment([], Watermark(min(watermark.last_index, len(messages) - 1)))
+    if _untouched(messages, recorded):
+        return _Alignment([], Watermark(recorded[-1][0], dict(recorded)))
     old = [fingerprint for _, fingerprint in recorded]
     new = [message.fingerprint for message in messages]
     opcodes = SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
@@ -220,6 +222,21 @@ def _align(messages: Sequence[SourceMessage], watermark: Watermark) -> _Alignmen
         last_index = new_end - 1
     kept = {index: fingerprint for index, fingerprint in moved.items() if index <= last_index}
     return _Alignment(changes, Watermark(last_index, kept))
+
+
+def _untouched(messages: Sequence[SourceMessage], recorded: list[tuple[int, str]]) -> bool:
+    """The common case, checked in linear time: every extracted message is where it was,
+    as it was, and no visible message sits unextracted between them."""
+    fingerprints = dict(recorded)
+    first, last = recorded[0][0], recorded[-1][0]
+    if last >= len(messages):
+        return False
+    return all(
+        messages[index].fingerprint == fingerprints[index]
+        if index in fingerprints
+        else messages[index].is_hidden
+        for index in range(first, last + 1)
+    )
 
 
 def _check_positions(messages: Sequence[SourceMessage]) -> None:

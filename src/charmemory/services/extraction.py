@@ -43,6 +43,7 @@ from charmemory.core.watermark import (
     chunk,
     messages_to_extract,
     pending_character_messages,
+    reconcile_watermark,
 )
 from charmemory.errors import CharMemoryError
 from charmemory.formats.chat import message_fingerprint
@@ -103,6 +104,7 @@ class ExtractionService:
         workspace: Workspace,
         *,
         model: Callable[[], ChatModel],
+        log: ActivityLog | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         self._ws = workspace
@@ -110,7 +112,7 @@ class ExtractionService:
         self._files = MemoryFiles(workspace)
         self._state = ExtractionState(workspace.db)
         self._settings = SettingsStore(workspace.db)
-        self._log = ActivityLog(workspace.db)
+        self._log = log or ActivityLog(workspace.db)
         self._model_factory = model
         self._model: ChatModel | None = None
         self._clock = clock
@@ -156,13 +158,31 @@ class ExtractionService:
     ) -> Decision:
         stored = self._state.chat(character.name, loaded.ref.id)
         sources = source_messages(loaded)
-        watermark = Watermark(
-            stored.watermark, self._state.fingerprints(character.name, loaded.ref.id)
-        )
+        watermark = self.current_watermark(character, loaded.ref, sources, persist=False)
         trigger = TriggerState(
             count=pending_character_messages(sources, watermark), last_run_at=stored.last_run_at
         )
         return should_extract(trigger, self._clock(), settings)
+
+    def current_watermark(
+        self,
+        character: Character,
+        ref: ChatRef,
+        sources: Sequence[SourceMessage],
+        *,
+        persist: bool,
+    ) -> Watermark:
+        """The stored watermark, moved to follow its messages through deletions and swipes."""
+        stored = Watermark(
+            self._state.chat(character.name, ref.id).watermark,
+            self._state.fingerprints(character.name, ref.id),
+        )
+        moved = reconcile_watermark(sources, stored)
+        if persist and moved != stored:
+            self._state.replace_watermark(
+                character.name, ref.id, moved.last_index, dict(moved.fingerprints)
+            )
+        return moved
 
     # -- extraction -----------------------------------------------------------------------
 
@@ -189,10 +209,7 @@ class ExtractionService:
         with self._ws.locks.hold(self._ws.state_dir / lock_name):
             loaded = self._library.load_chat(ref)
             sources = source_messages(loaded)
-            watermark = Watermark(
-                self._state.chat(character.name, ref.id).watermark,
-                self._state.fingerprints(character.name, ref.id),
-            )
+            watermark = self.current_watermark(character, ref, sources, persist=not dry_run)
             todo = messages_to_extract(sources, watermark, up_to=up_to, forced_range=forced_range)
             chunks = chunk(todo, settings.messages_per_call) if todo else []
             report.planned_messages = len(todo)

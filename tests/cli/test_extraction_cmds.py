@@ -1,0 +1,91 @@
+from pathlib import Path
+
+import pytest
+
+from charmemory.cli.application import run
+from tests.support.extraction_fixtures import (
+    CHARACTER,
+    alternating,
+    make_workspace,
+    memory_block,
+    write_chat,
+)
+from tests.support.scripted_llm import ScriptedLLMServer
+
+
+@pytest.fixture
+def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10, interval=3, cooldown_minutes=0)
+    write_chat(ws, alternating(20))
+    ws.close()
+    monkeypatch.setenv("CHARMEMORY_PROVIDER", "custom")
+    monkeypatch.setenv("CHARMEMORY_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("CHARMEMORY_MODEL", "scripted")
+    monkeypatch.setenv("CHARMEMORY_HOME", str(ws.root))
+    return ws.root
+
+
+def test_extract_status_and_log_from_the_command_line(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["status", CHARACTER]) == 0
+    assert "10/3 msgs  Ready  last extracted: none of 20" in capsys.readouterr().out
+
+    llm_server.reply_text(memory_block("Mira keeps a brass compass from her father."))
+    llm_server.reply_text("NO_NEW_MEMORIES.")
+    assert run(["extract", CHARACTER]) == 0
+    out = capsys.readouterr().out
+    assert "messages 0-9: 1 memories saved" in out and "messages 10-19: nothing new" in out
+
+    assert run(["status", CHARACTER]) == 0
+    out = capsys.readouterr().out
+    assert "1 memories in 1 blocks" in out and "0/3 msgs" in out and "last extracted: 19" in out
+
+    assert run(["log", "--character", CHARACTER]) == 0
+    kinds = capsys.readouterr().out
+    for kind in ("extract.collect", "extract.call", "extract.response", "extract.saved"):
+        assert kind in kinds
+
+
+def test_dry_run_prints_the_prompt_and_calls_nothing(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["extract", CHARACTER, "--print-prompt"]) == 0
+    out = capsys.readouterr().out
+    assert "20 messages in 2 calls" in out and "Alex says line 0." in out
+    assert llm_server.requests == []
+
+
+def test_forced_range_needs_force_and_pin_needs_no_model(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["extract", CHARACTER, "--range", "0-3"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert run(["pin", CHARACTER, "Mira's ship is the Kestrel.\n- Alex is from Cinderfall."]) == 0
+    assert run(["memories", "show", CHARACTER]) == 0
+    out = capsys.readouterr().out
+    assert "Mira's ship is the Kestrel." in out and "Alex is from Cinderfall." in out
+    assert run(["clear", CHARACTER]) == 2
+    assert run(["clear", CHARACTER, "--yes"]) == 0
+    assert list((ws_root / "charmemory" / "trash").glob("Mira-memories.*.md"))
+    assert not (ws_root / "user" / "files" / "Mira-memories.md").exists()
+
+
+def test_batch_reports_its_cost_then_runs(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_chat_second(ws_root)
+    for n in range(3):
+        llm_server.reply_text(memory_block(f"Batch fact {n}."))
+    assert run(["batch", CHARACTER, "--all", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "batch: 30 messages in 3 LLM calls" in out
+    assert run(["batch", CHARACTER, "--all", "--yes"]) == 0
+    assert "batch: 0 messages in 0 LLM calls" in capsys.readouterr().out
+    assert len(llm_server.requests) == 3
+
+
+def write_chat_second(root: Path) -> None:
+    from charmemory.adapters.workspace import Workspace
+
+    write_chat(Workspace.open(root), alternating(10), chat_id="Mira - 2026-03-01@09h00m00s000ms")

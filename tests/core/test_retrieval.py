@@ -1,0 +1,78 @@
+from charmemory.core.retrieval import (
+    EmbeddingContext,
+    MemoryItem,
+    Provenance,
+    build_query,
+    dedupe_key,
+    embedding_text,
+    items_from_memory_file,
+    topic_of,
+)
+from charmemory.formats.memory_file import list_bullets, parse_memory_file
+
+FILE = """# Elara's memories
+<memory chat="Elara - 2026-02-15@10h00m00s" date="2026-02-15 10:42">
+- [Elara, Player — the drowned brother]
+- Elara is afraid of deep water.
+- Her brother Tomas drowned in the mill pond.
+</memory>
+
+<memory chat="Elara - 2026-03-01@09h00m00s" date="2026-03-01 09:30">
+- Elara learned to read from the temple scribe.
+</memory>
+"""
+
+
+def test_each_bullet_becomes_an_item_labelled_with_its_topic() -> None:
+    memory = parse_memory_file(FILE)
+
+    items = items_from_memory_file("char:Elara", "Elara.md", memory)
+
+    assert [item.text for item in items] == [
+        "Elara is afraid of deep water.",
+        "Her brother Tomas drowned in the mill pond.",
+        "Elara learned to read from the temple scribe.",
+    ]
+    first = items[0]
+    assert first.provenance == Provenance(
+        file="Elara.md",
+        block_index=0,
+        bullet_index=1,
+        block_chat="Elara - 2026-02-15@10h00m00s",
+        block_date="2026-02-15 10:42",
+        topic="Elara, Player — the drowned brother",
+    )
+    assert items[2].provenance.topic == ""
+    ids = {ref.text: ref.memory_id for ref in list_bullets(memory)}
+    assert first.id == ids[first.text]
+    assert MemoryItem.from_payload("char:Elara", first.to_payload()) == first
+
+
+def test_a_topic_tag_is_only_recognised_as_a_whole_bracketed_bullet() -> None:
+    assert topic_of("[Kael — debts]") == "Kael — debts"
+    assert topic_of("[Kael] owes money") is None
+
+
+def test_embedded_text_carries_the_chosen_context() -> None:
+    item = items_from_memory_file("c", "f.md", parse_memory_file(FILE))[0]
+    assert (
+        embedding_text(item)
+        == "Elara, Player — the drowned brother: Elara is afraid of deep water."
+    )
+    assert embedding_text(item, EmbeddingContext(topic=False)) == item.text
+    assert embedding_text(item, EmbeddingContext(topic=True, date=True, chat=True)) == (
+        "2026-02-15 10:42 | Elara - 2026-02-15@10h00m00s | Elara, Player — the drowned brother: "
+        "Elara is afraid of deep water."
+    )
+
+
+def test_the_query_is_the_last_messages_newest_first() -> None:
+    messages = ["old one", "Do you swim?\n\n\nOften?", "", "   ", "*She looks at the lake.*"]
+    assert build_query(messages) == "*She looks at the lake.*\nDo you swim?\nOften?"
+    assert build_query(messages, count=1) == "*She looks at the lake.*"
+    assert build_query([]) == ""
+
+
+def test_dedupe_key_ignores_case_spacing_and_punctuation() -> None:
+    assert dedupe_key("Elara fears  water!") == dedupe_key("elara fears water")
+    assert dedupe_key("Elara fears water") != dedupe_key("Elara fears fire")

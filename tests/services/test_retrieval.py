@@ -1,0 +1,159 @@
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from charmemory.adapters.embed_onnx import OnnxEmbedder
+from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
+from charmemory.adapters.sqlite_index import (
+    SqliteIndex,
+    SqliteRetrievalLog,
+    migrate_retrieval_index,
+)
+from charmemory.core.fusion import SingleSignal
+from charmemory.core.retrieval import MemoryItem, items_from_memory_file
+from charmemory.formats.memory_file import parse_memory_file
+from charmemory.ports import Embedder
+from charmemory.services.retrieval import RetrievalService, RetrievalSettings
+from tests.adapters.test_sqlite_index import WordHashEmbedder
+
+MEMORY_FILE = """<memory chat="Elara - 2026-02-15@10h00m00s" date="2026-02-15 10:42">
+- [Elara, Player — the drowned brother]
+- Elara is afraid of deep water.
+- Her brother Tomas drowned in the mill pond when she was nine.
+</memory>
+
+<memory chat="Elara - 2026-03-01@09h00m00s" date="2026-03-01 09:30">
+- Elara learned to read from the temple scribe.
+- Kael owes the blacksmith forty silver coins.
+- The dragon burned the merchant ships in the harbour.
+- Elara is afraid of deep water.
+</memory>
+"""
+COLLECTION = "char:Elara"
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
+    migrate_retrieval_index(conn)
+    yield conn
+    conn.close()
+
+
+def make_service(
+    conn: sqlite3.Connection, embedder: Embedder, settings: RetrievalSettings | None = None
+) -> RetrievalService:
+    return RetrievalService(
+        SqliteIndex(conn, embedder), embedder, SqliteRetrievalLog(conn), settings
+    )
+
+
+def memory_items(text: str = MEMORY_FILE) -> list[MemoryItem]:
+    return items_from_memory_file(COLLECTION, "Elara.md", parse_memory_file(text))
+
+
+@pytest.fixture
+def embedder() -> WordHashEmbedder:
+    return WordHashEmbedder()
+
+
+@pytest.fixture
+async def service(conn: sqlite3.Connection, embedder: WordHashEmbedder) -> RetrievalService:
+    service = make_service(conn, embedder)
+    await service.sync(COLLECTION, memory_items())
+    return service
+
+
+async def test_search_returns_ranked_memories_with_provenance(service: RetrievalService) -> None:
+    results = await service.search(COLLECTION, "Who owes the blacksmith coins?", k=2)
+
+    assert results[0].text == "Kael owes the blacksmith forty silver coins."
+    assert results[0].block_chat == "Elara - 2026-03-01@09h00m00s"
+    assert results[0].block_date == "2026-03-01 09:30"
+    assert results[0].provenance.bullet_index == 1
+    assert results[0].bm25_rank == 1 and results[0].score > results[1].score
+    assert len(results) == 2
+
+
+async def test_every_retrieval_is_recorded_with_its_candidates(service: RetrievalService) -> None:
+    retrieval = await service.retrieve(COLLECTION, "dragon ships harbour")
+
+    record = await service.last_retrieval(COLLECTION)
+
+    assert record is not None and record.id == retrieval.record_id
+    assert record.query == "dragon ships harbour"
+    assert record.injected == retrieval.injection.text
+    assert retrieval.injection.text.startswith("Related information:\n- ")
+    assert record.settings["fusion"]["kind"] == "rrf"
+    dragon = next(c for c in record.candidates if "dragon" in c["text"])
+    assert dragon["injected"] and dragon["bm25_rank"] == 1 and dragon["score"] > 0
+    assert len(record.candidates) == 6  # every indexed memory was a candidate
+
+
+async def test_the_same_memory_in_two_blocks_is_returned_once(service: RetrievalService) -> None:
+    results = await service.search(COLLECTION, "afraid of deep water", k=5)
+    texts = [result.text for result in results]
+    assert texts.count("Elara is afraid of deep water.") == 1
+
+
+async def test_editing_one_bullet_re_embeds_only_that_bullet(
+    service: RetrievalService, embedder: WordHashEmbedder
+) -> None:
+    before = embedder.embedded
+    edited = MEMORY_FILE.replace("forty silver coins", "fifty silver coins")
+
+    report = await service.sync(COLLECTION, memory_items(edited))
+
+    assert (report.embedded, report.removed) == (1, 1)
+    assert embedder.embedded - before == 1
+
+
+async def test_the_query_is_built_from_the_last_two_messages(service: RetrievalService) -> None:
+    messages = ["The dragon attacked.", "Did Kael pay?", "*She frowns.* The blacksmith asked."]
+    retrieval = await service.retrieve_for_chat(COLLECTION, messages)
+    assert retrieval.query == "*She frowns.* The blacksmith asked.\nDid Kael pay?"
+    assert retrieval.results[0].text.startswith("Kael owes")
+
+
+async def test_many_queries_share_one_embedding_call(
+    service: RetrievalService, embedder: WordHashEmbedder
+) -> None:
+    calls = len(embedder.calls)
+    outcomes = await service.retrieve_many(COLLECTION, ["dragon", "blacksmith", "  "], k=1)
+    assert len(embedder.calls) == calls + 1
+    assert [o.results[0].text.split()[0] for o in outcomes[:2]] == ["The", "Kael"]
+    assert outcomes[2].results == [] and outcomes[2].injection.text == ""
+
+
+async def test_the_cosine_threshold_drops_weak_matches(
+    conn: sqlite3.Connection, embedder: WordHashEmbedder
+) -> None:
+    strict = make_service(
+        conn, embedder, RetrievalSettings(min_cosine=0.99, fusion=SingleSignal("vector"))
+    )
+    await strict.sync(COLLECTION, memory_items())
+    assert await strict.search(COLLECTION, "blacksmith") == []
+
+
+async def test_items_of_another_collection_are_refused(service: RetrievalService) -> None:
+    with pytest.raises(ValueError, match="char:Other"):
+        await service.sync(COLLECTION, [*memory_items()[:1], *items_from_other()])
+
+
+def items_from_other() -> list[MemoryItem]:
+    return items_from_memory_file("char:Other", "Other.md", parse_memory_file(MEMORY_FILE))
+
+
+@pytest.mark.local_model
+async def test_a_paraphrase_finds_the_memory_with_the_real_model(
+    conn: sqlite3.Connection,
+) -> None:
+    installed = ModelInstaller().install(MINILM_L6_V2_INT8)
+    service = make_service(conn, OnnxEmbedder(installed, intra_op_threads=1))
+    await service.sync(COLLECTION, memory_items())
+
+    results = await service.search(COLLECTION, "Why does she refuse to go swimming?", k=2)
+
+    assert results[0].text == "Elara is afraid of deep water."
