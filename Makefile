@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 models: setup
-	$(BIN)/charmemory models install
+	$(BIN)/charmemory local-models install
 
 run: models
 	$(BIN)/charmemory demo --workspace $(DEMO)

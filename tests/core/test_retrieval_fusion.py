@@ -64,6 +64,10 @@ def test_a_gate_filters_and_the_other_signal_orders() -> None:
     assert keys(lexical_gate) == ["both", "lexical"]
 
 
+def test_the_default_is_equal_weights_on_normalised_scores() -> None:
+    assert DEFAULT_FUSION == WeightedScores(bm25_weight=0.5, vector_weight=0.5)
+
+
 def test_strategies_round_trip_through_plain_data() -> None:
     for fusion in (DEFAULT_FUSION, SingleSignal("bm25"), WeightedScores(0.2, 0.8), Gated()):
         assert fusion_from_dict(fusion_to_dict(fusion)) == fusion
@@ -92,10 +96,10 @@ def test_select_applies_threshold_dedupe_and_top_k() -> None:
     twin = IndexHit("twin", "text both", {}, 0.55, 3, 2.0, 3)
     chosen = select(
         [*CANDIDATES, twin],
-        DEFAULT_FUSION,
+        ReciprocalRank(),
         top_k=5,
         min_cosine=0.5,
         dedupe_by=lambda c: c.text,
     )
     assert keys(chosen) == ["both", "vector"]
-    assert keys(select(CANDIDATES, DEFAULT_FUSION, top_k=1)) == ["both"]
+    assert keys(select(CANDIDATES, ReciprocalRank(), top_k=1)) == ["both"]

@@ -86,7 +86,7 @@ async def test_every_retrieval_is_recorded_with_its_candidates(service: Retrieva
     assert record.query == "dragon ships harbour"
     assert record.injected == retrieval.injection.text
     assert retrieval.injection.text.startswith("Related information:\n- ")
-    assert record.settings["fusion"]["kind"] == "rrf"
+    assert record.settings["fusion"]["kind"] == "weighted"
     dragon = next(c for c in record.candidates if "dragon" in c["text"])
     assert dragon["injected"] and dragon["bm25_rank"] == 1 and dragon["score"] > 0
     assert len(record.candidates) == 6  # every indexed memory was a candidate

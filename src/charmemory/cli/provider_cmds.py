@@ -1,1 +1,235 @@
-"""Commands for LLM providers: presets, model listing, a test request."""
+"""Commands for LLM providers: presets, settings, API keys, model listing, a test request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from charmemory.cli.application import app, state
+from charmemory.composition import provider_service
+from charmemory.core.model_settings import SETTINGS, setting_named
+from charmemory.core.providers import EMBEDDED, NANOGPT_FILTERS, PRESETS
+from charmemory.errors import ConfigError
+from charmemory.ports import ModelInfo
+from charmemory.services.providers import ModelTest
+
+KEY_STATUS = {
+    "secrets file": "key set",
+    "env": "key from CHARMEMORY_API_KEY",
+    "missing": "no key",
+    "not needed": "no key needed",
+}
+EXIT_WARNING = 1
+EXIT_ERROR = 2
+
+
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        "-p",
+        help=f"Provider preset: {', '.join(PRESETS)} (default: the configured one).",
+        show_default=False,
+    ),
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model id.", show_default=False)
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="API base URL.", show_default=False)
+]
+
+
+@app.command()
+def providers() -> None:
+    """List the provider presets, their base URLs and whether an API key is set."""
+    rows = provider_service(state.workspace()).presets()
+    width = max(len(row.name) for row in rows)
+    for row in rows:
+        mark = "*" if row.current else " "
+        where = row.base_url or (
+            "(runs inside charmemory)" if row.name == EMBEDDED else "(you give the URL)"
+        )
+        key = KEY_STATUS[row.key]
+        typer.echo(f"{mark} {row.name:<{width}}  {where:<40}  {key}")
+
+
+models_app = typer.Typer(
+    help="List the models a provider offers (Connect).", invoke_without_command=True
+)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback()
+def models(
+    ctx: typer.Context,
+    provider: ProviderOption = None,
+    base_url: BaseUrlOption = None,
+    nanogpt_filter: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--nanogpt-filter",
+            help=f"NanoGPT only: {', '.join(NANOGPT_FILTERS)}; repeat to combine (all must match).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """List the models a provider offers, sorted (NanoGPT's grouped by upstream provider)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    listing = asyncio.run(
+        provider_service(state.workspace()).list_models(
+            {"provider": provider, "base_url": base_url}, filters=nanogpt_filter or ()
+        )
+    )
+    if not listing.models:
+        typer.echo(f"{listing.provider} lists no models", err=True)
+        return
+    for group, members in listing.groups or [("", listing.models)]:
+        if group:
+            typer.echo(f"{group}:")
+        for model in members:
+            typer.echo(("  " if group else "") + _model_line(model))
+
+
+def _model_line(model: ModelInfo) -> str:
+    name = model.extra.get("name")
+    return f"{model.id}  ({name})" if isinstance(name, str) and name != model.id else model.id
+
+
+@app.command("test-model")
+def test_model(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Response budget.", show_default=False)
+    ] = None,
+) -> None:
+    """Send a tiny request with a known answer and say how the model did.
+
+    Exit code 0: answered as asked; 1: answered but did not follow the
+    instruction; 2: the request failed (the reason is printed).
+    """
+    overrides = {"provider": provider, "model": model, "base_url": base_url}
+    result = asyncio.run(
+        provider_service(state.workspace()).test_model({**overrides, "max_tokens": max_tokens})
+    )
+    typer.echo(_describe(result), err=result.status == "error")
+    if result.status != "ok":
+        raise typer.Exit(EXIT_WARNING if result.status == "warning" else EXIT_ERROR)
+
+
+def _describe(result: ModelTest) -> str:
+    where = f"{result.provider}/{result.model}"
+    if result.status == "error":
+        return f"error: {result.message}"
+    usage = result.usage
+    tokens = (
+        f"; tokens {usage.prompt_tokens} in, {usage.completion_tokens} out"
+        if usage.prompt_tokens is not None or usage.completion_tokens is not None
+        else ""
+    )
+    details = f"{result.seconds:.1f} s; reasoning {result.reasoning_chars} chars{tokens}"
+    if result.status == "ok":
+        return f"ok: {where} {result.message} ({details})"
+    return f"warning: {where} {result.message}; it replied {result.reply[:120]!r} ({details})"
+
+
+config_app = typer.Typer(
+    help="Read and change the LLM settings (flags and CHARMEMORY_* variables override them).",
+    no_args_is_help=True,
+)
+app.add_typer(config_app, name="config")
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(not set)"
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+@config_app.command("get")
+def config_get(
+    key: Annotated[
+        str | None, typer.Argument(help=f"One of: {', '.join(SETTINGS)}.", show_default=False)
+    ] = None,
+    provider: ProviderOption = None,
+) -> None:
+    """Show the settings in force and where each comes from (or one setting's value)."""
+    values = provider_service(state.workspace()).settings_in_force(
+        {"provider": provider} if provider else None
+    )
+    if key is not None:
+        name = setting_named(key).name
+        value = values[name].value
+        if value is None:
+            raise ConfigError(f"{name} is not set")
+        typer.echo(json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value)
+        return
+    width = max(len(name) for name in values)
+    for name, resolved in values.items():
+        typer.echo(f"{name:<{width}}  {_shown(resolved.value):<40}  {resolved.describe()}")
+
+
+@config_app.command("set")
+def config_set(
+    key: Annotated[str, typer.Argument(help=f"One of: {', '.join(SETTINGS)}.")],
+    value: Annotated[str, typer.Argument(help="The value (extra_params: a JSON object).")],
+    provider: ProviderOption = None,
+) -> None:
+    """Store a setting in the workspace (per provider for model, base_url, extra_params...)."""
+    stored = provider_service(state.workspace()).set_setting(key, value, provider=provider)
+    typer.echo(f"set {stored}")
+
+
+@config_app.command("unset")
+def config_unset(
+    key: Annotated[str, typer.Argument(help=f"One of: {', '.join(SETTINGS)}.")],
+    provider: ProviderOption = None,
+) -> None:
+    """Remove a stored setting, so the default (or an override) applies again."""
+    removed = provider_service(state.workspace()).unset_setting(key, provider=provider)
+    typer.echo(f"unset {removed}")
+
+
+secrets_app = typer.Typer(
+    help="API keys, kept in a private file in the workspace (never in the settings).",
+    no_args_is_help=True,
+)
+app.add_typer(secrets_app, name="secrets")
+
+SecretProvider = Annotated[str, typer.Argument(help=f"One of: {', '.join(PRESETS)}.")]
+
+
+@secrets_app.command("set")
+def secrets_set(provider: SecretProvider) -> None:
+    """Store a provider's API key, read from standard input or a hidden prompt."""
+    service = provider_service(state.workspace())
+    if sys.stdin.isatty():
+        key = typer.prompt(f"API key for {provider}", hide_input=True)
+    else:
+        key = sys.stdin.read()
+    name = service.store_key(provider, key)
+    typer.echo(f"stored the API key for {name} (readable only by you)")
+
+
+@secrets_app.command("unset")
+def secrets_unset(provider: SecretProvider) -> None:
+    """Forget a provider's API key."""
+    if not provider_service(state.workspace()).remove_key(provider):
+        raise ConfigError(f"no stored API key for {provider}")
+    typer.echo(f"removed the API key for {provider}")
+
+
+@secrets_app.command("list")
+def secrets_list() -> None:
+    """Name the providers that have a key (the keys themselves are never shown)."""
+    for row in provider_service(state.workspace()).presets():
+        if row.key in ("secrets file", "env"):
+            typer.echo(f"{row.name}  ({KEY_STATUS[row.key]})")

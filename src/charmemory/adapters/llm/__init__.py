@@ -1,0 +1,1 @@
+"""Chat models over the providers' HTTP APIs (OpenAI-compatible and Anthropic)."""

@@ -1,0 +1,217 @@
+"""What every HTTP chat model shares, whatever its dialect.
+
+A dialect says how a request body is written and how an answer (or a streamed
+event) is read. Everything else is the same for all of them: the configured
+system prompt goes first, extra parameters are merged into the body, a JSON
+schema the API cannot enforce is described in the system prompt, reasoning
+is kept apart from the answer, and an answer lost to the token limit is an
+explained error.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from charmemory.adapters.llm.provider_errors import (
+    ErrorContext,
+    MalformedResponseError,
+    ModelListUnavailableError,
+    ModelNotFoundError,
+)
+from charmemory.adapters.llm.reasoning import ThinkSplitter, check_answered, split_think
+from charmemory.adapters.llm.retry import RetryPolicy
+from charmemory.adapters.llm.sse import ServerSentEvent
+from charmemory.adapters.llm.transport import Endpoint, Transport
+from charmemory.adapters.secrets import Redactor
+from charmemory.core.model_settings import ModelSettings
+from charmemory.core.providers import StructuredOutput, json_schema_hint
+from charmemory.ports import ChatMessage, Completion, ModelInfo, StreamDelta, Usage
+
+StreamDecoder = Callable[[ServerSentEvent], Iterable[StreamDelta]]
+
+
+def with_system_prompt(messages: Sequence[ChatMessage], *extra: str) -> list[ChatMessage]:
+    """The messages with the configured system text (and any schema hint) in front."""
+    text = "\n\n".join(part for part in extra if part.strip())
+    if not text:
+        return list(messages)
+    if messages and messages[0].role == "system":
+        return [ChatMessage("system", f"{text}\n\n{messages[0].content}"), *messages[1:]]
+    return [ChatMessage("system", text), *messages]
+
+
+def merged_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`extra` merged over `body`; a null value removes the field."""
+    merged = {**body, **extra}
+    return {key: value for key, value in merged.items() if value is not None}
+
+
+def usage_from(
+    data: Any, prompt_key: str = "prompt_tokens", completion_key: str = "completion_tokens"
+) -> Usage | None:
+    if not isinstance(data, dict):
+        return None
+    prompt, completion = data.get(prompt_key), data.get(completion_key)
+    return Usage(
+        prompt_tokens=prompt if isinstance(prompt, int) else None,
+        completion_tokens=completion if isinstance(completion, int) else None,
+    )
+
+
+class HttpChatModel(ABC):
+    """A ChatModel over HTTP; subclasses speak one dialect."""
+
+    chat_path: ClassVar[str]
+    # Whether the API can be asked to enforce a JSON schema at all.
+    enforces_json: ClassVar[bool] = True
+
+    def __init__(
+        self, settings: ModelSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+    ):
+        self.provider = settings.provider
+        self.model = settings.model
+        self.settings = settings
+        self.json_mode: StructuredOutput = settings.json_mode if self.enforces_json else "prompt"
+        errors = ErrorContext(
+            provider=settings.provider,
+            model=settings.model,
+            base_url=settings.base_url,
+            has_extra_params=bool(settings.extra_params),
+            redact=Redactor([api_key]),
+        )
+        self.transport = Transport(
+            Endpoint(
+                base_url=settings.base_url,
+                headers=self.headers(api_key),
+                connect_timeout=settings.connect_timeout,
+                read_timeout=settings.read_timeout,
+                errors=errors,
+            ),
+            retry or RetryPolicy(max_retries=settings.max_retries),
+        )
+
+    # -- the dialect ---------------------------------------------------------------
+
+    @abstractmethod
+    def headers(self, api_key: str | None) -> dict[str, str]: ...
+
+    @abstractmethod
+    def body(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str] | None,
+        json_schema: dict[str, Any] | None,
+        stream: bool,
+    ) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def completion_from(self, data: Any) -> Completion:
+        """The answer as sent: its text may still hold `<think>` blocks."""
+
+    @abstractmethod
+    def stream_decoder(self) -> StreamDecoder:
+        """A reader for one stream's events (it may keep state across them)."""
+
+    @abstractmethod
+    async def fetch_models(self) -> list[ModelInfo]: ...
+
+    # -- the ChatModel port --------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion:
+        body = self._request(messages, max_tokens, temperature, stop, json_schema, stream=False)
+        raw = self.completion_from(
+            await self.transport.request_json("POST", self.chat_path, body=body)
+        )
+        answer, inline = split_think(raw.text)
+        completion = replace(
+            raw, text=answer.strip(), reasoning="\n\n".join(filter(None, (raw.reasoning, inline)))
+        )
+        check_answered(
+            self.provider, completion.text, len(completion.reasoning), raw.finish_reason, max_tokens
+        )
+        return completion
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str] | None = None,
+    ) -> AsyncIterator[StreamDelta]:
+        body = self._request(messages, max_tokens, temperature, stop, None, stream=True)
+        decode = self.stream_decoder()
+        splitter = ThinkSplitter()
+        answer: list[str] = []
+        reasoning_chars = 0
+        finish_reason: str | None = None
+        async for event in self.transport.events(self.chat_path, body):
+            for delta in decode(event):
+                text, inline = splitter.feed(delta.text)
+                out = replace(delta, text=text, reasoning=delta.reasoning + inline)
+                answer.append(out.text)
+                reasoning_chars += len(out.reasoning)
+                finish_reason = out.finish_reason or finish_reason
+                if out != StreamDelta():
+                    yield out
+        text, inline = splitter.finish()
+        if text or inline:
+            answer.append(text)
+            reasoning_chars += len(inline)
+            yield StreamDelta(text=text, reasoning=inline)
+        check_answered(self.provider, "".join(answer), reasoning_chars, finish_reason, max_tokens)
+
+    async def list_models(self) -> list[ModelInfo]:
+        try:
+            return await self.fetch_models()
+        except ModelNotFoundError as error:
+            raise ModelListUnavailableError(
+                self.provider,
+                f"{self.settings.base_url} offers no model list",
+                status=error.status,
+                provider_message=error.provider_message,
+                hint=f"type the model id yourself: "
+                f"`charmemory config set model NAME --provider {self.provider}`",
+            ) from None
+
+    # -- shared --------------------------------------------------------------------
+
+    def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str] | None,
+        json_schema: dict[str, Any] | None,
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        hint = (
+            json_schema_hint(json_schema) if json_schema and self.json_mode != "json_schema" else ""
+        )
+        body = self.body(
+            with_system_prompt(messages, self.settings.system_prompt, hint),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=stop,
+            json_schema=json_schema,
+            stream=stream,
+        )
+        return merged_body(body, self.settings.extra_params)
+
+    def malformed(self, what: str) -> MalformedResponseError:
+        return MalformedResponseError(self.provider, f"the answer {what}")

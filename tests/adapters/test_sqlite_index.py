@@ -1,0 +1,283 @@
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from charmemory.adapters.sqlite_index import (
+    SqliteIndex,
+    SqliteRetrievalLog,
+    fts_query,
+    migrate_retrieval_index,
+)
+from charmemory.errors import ConfigError
+from charmemory.ports import IndexItem, RetrievalIndex, RetrievalLog
+
+
+class WordHashEmbedder:
+    """Deterministic bag-of-words vectors: texts sharing words are close. Counts its work."""
+
+    def __init__(self, model_name: str = "words-v1", dimensions: int = 64) -> None:
+        self.model_name = model_name
+        self.dimensions = dimensions
+        self.calls: list[list[str]] = []
+
+    @property
+    def embedded(self) -> int:
+        return sum(len(call) for call in self.calls)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.casefold()):
+                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimensions] += 1
+            out[row, 0] += 0.01  # no zero vectors
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def open_db(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    migrate_retrieval_index(conn)
+    return conn
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    conn = open_db(tmp_path / "state.db")
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def embedder() -> WordHashEmbedder:
+    return WordHashEmbedder()
+
+
+@pytest.fixture
+def index(conn: sqlite3.Connection, embedder: WordHashEmbedder) -> SqliteIndex:
+    return SqliteIndex(conn, embedder, embed_batch=100)
+
+
+MEMORIES = [
+    "Elara is afraid of deep water since her brother drowned.",
+    "Seraphina keeps moonflowers in the glade.",
+    "The dragon burned the merchant ships in the harbour.",
+    "Kael owes the blacksmith forty silver coins.",
+]
+
+
+def items(texts: Sequence[str]) -> list[IndexItem]:
+    return [IndexItem(text, {"n": i}) for i, text in enumerate(texts)]
+
+
+async def search(index: SqliteIndex, embedder: WordHashEmbedder, query: str, k: int = 3):
+    vector = (await embedder.embed([query]))[0]
+    return await index.search("char:A", query, vector, k)
+
+
+def test_migration_is_idempotent(conn: sqlite3.Connection) -> None:
+    migrate_retrieval_index(conn)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"retrieval_collections", "retrieval_items", "retrieval_fts", "retrievals"} <= tables
+
+
+async def test_sync_embeds_only_new_texts(index: SqliteIndex, embedder: WordHashEmbedder) -> None:
+    first = await index.sync("char:A", items(MEMORIES))
+    assert (first.added, first.removed, first.kept, first.embedded) == (4, 0, 0, 4)
+
+    again = await index.sync("char:A", items(MEMORIES))
+    assert (again.added, again.removed, again.kept, again.embedded) == (0, 0, 4, 0)
+    assert embedder.embedded == 4
+    assert isinstance(index, RetrievalIndex)
+
+
+async def test_one_edit_among_many_embeds_one_item(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    texts = [f"memory number {i} about topic {i % 17}" for i in range(1000)]
+    await index.sync("char:A", items(texts))
+    before = embedder.embedded
+    texts[500] = "memory number 500 was edited by hand"
+
+    report = await index.sync("char:A", items(texts))
+
+    assert (report.added, report.removed, report.kept, report.embedded) == (1, 1, 999, 1)
+    assert embedder.embedded - before == 1
+    hits = await search(index, embedder, "edited by hand", k=1)
+    assert hits[0].text == "memory number 500 was edited by hand"
+
+
+async def test_moved_items_keep_their_vectors_and_get_new_payloads(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    moved = items(["A new first memory about apples.", *MEMORIES])
+
+    report = await index.sync("char:A", moved)
+
+    assert (report.added, report.kept, report.embedded) == (1, 4, 1)
+    hits = await search(index, embedder, "dragon burned ships")
+    dragon = next(hit for hit in hits if "dragon" in hit.text)
+    assert dragon.payload == {"n": 3}
+
+
+async def test_removed_items_disappear_from_both_signals(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    report = await index.sync("char:A", items(MEMORIES[1:]))
+    assert report.removed == 1
+
+    hits = await search(index, embedder, "Elara drowned brother", k=10)
+    assert all("Elara" not in hit.text for hit in hits)
+    assert all(hit.bm25 is None for hit in hits)
+
+
+async def test_a_different_model_re_embeds_everything(conn: sqlite3.Connection) -> None:
+    await SqliteIndex(conn, WordHashEmbedder("words-v1")).sync("char:A", items(MEMORIES))
+    other = WordHashEmbedder("words-v2", dimensions=32)
+
+    report = await SqliteIndex(conn, other).sync("char:A", items(MEMORIES))
+
+    assert report.reembedded_all and report.embedded == 4 and report.kept == 0
+    stats = await SqliteIndex(conn, other).stats("char:A")
+    assert stats is not None
+    assert (stats.model, stats.dimensions, stats.items) == ("words-v2", 32, 4)
+    with pytest.raises(ConfigError, match="indexed with words-v2, not words-v1"):
+        await SqliteIndex(conn, WordHashEmbedder("words-v1")).search("char:A", "x", np.ones(64), 3)
+
+
+async def test_duplicate_texts_are_stored_once(index: SqliteIndex) -> None:
+    report = await index.sync("char:A", items([MEMORIES[0], MEMORIES[0], MEMORIES[1]]))
+    assert (report.added, report.kept) == (2, 0)
+    stats = await index.stats("char:A")
+    assert stats is not None and stats.items == 2
+
+
+async def test_search_reports_both_signals_with_ranks(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+
+    hits = await search(index, embedder, "Kael owes blacksmith money?", k=2)
+
+    kael = next(hit for hit in hits if hit.text.startswith("Kael"))
+    assert kael.bm25_rank == 1 and kael.bm25 is not None and kael.bm25 > 0
+    assert kael.vector_rank == 1 and 0 < kael.cosine <= 1.0001
+    assert [hit.vector_rank for hit in hits] == sorted(hit.vector_rank for hit in hits)
+    assert len({hit.key for hit in hits}) == len(hits)
+
+
+async def test_lexical_matches_join_the_vector_candidates(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    filler = [f"filler line {i} about nothing at all" for i in range(50)]
+    await index.sync("char:A", items([*filler, "The password is xylophone."]))
+
+    hits = await search(index, embedder, "filler nothing xylophone", k=3)
+
+    password = next(hit for hit in hits if "xylophone" in hit.text)
+    assert password.bm25_rank is not None and password.vector_rank > 3
+
+
+async def test_collections_do_not_see_each_other(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    await index.sync("char:A", items(MEMORIES[:2]))
+    await index.sync("char:B", items(MEMORIES[2:]))
+    hits = await search(index, embedder, "dragon harbour ships blacksmith", k=10)
+    assert sorted(hit.text for hit in hits) == sorted(MEMORIES[:2])
+    assert all(hit.bm25 is None for hit in hits)
+    assert await index.collections() == ["char:A", "char:B"]
+
+
+async def test_purge_forgets_a_collection(index: SqliteIndex, embedder: WordHashEmbedder) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    assert await index.purge("char:A") == 4
+    assert await index.stats("char:A") is None
+    assert await search(index, embedder, "dragon") == []
+    assert await index.purge("char:A") == 0
+
+
+async def test_changes_from_another_connection_are_seen(
+    tmp_path: Path, embedder: WordHashEmbedder
+) -> None:
+    reader = SqliteIndex(open_db(tmp_path / "db"), embedder)
+    writer = SqliteIndex(open_db(tmp_path / "db"), embedder)
+    await writer.sync("char:A", items(MEMORIES[:1]))
+    assert len(await reader.search("char:A", "", (await embedder.embed(["x"]))[0], 5)) == 1
+
+    await writer.sync("char:A", items(MEMORIES))
+
+    assert len(await reader.search("char:A", "", (await embedder.embed(["x"]))[0], 5)) == 4
+
+
+async def test_progress_is_reported_per_batch(conn: sqlite3.Connection) -> None:
+    seen: list[tuple[int, int]] = []
+    index = SqliteIndex(conn, WordHashEmbedder(), embed_batch=2)
+    await index.sync("char:A", items(MEMORIES[:3]), on_progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(2, 3), (3, 3)]
+
+
+async def test_vectors_of_the_wrong_size_are_refused(conn: sqlite3.Connection) -> None:
+    embedder = WordHashEmbedder()
+    index = SqliteIndex(conn, embedder)
+    await index.sync("char:A", items(MEMORIES[:1]))
+    embedder.dimensions = 16
+    with pytest.raises(ConfigError, match="16-dimensional vectors"):
+        await index.sync("char:A", items(MEMORIES))
+    with pytest.raises(ConfigError, match="query vector has 3 dimensions"):
+        await index.search("char:A", "x", np.ones(3), 3)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["\"what's up? AND (", "NEAR(a b", "*", "-dragon", "^start", "col:umn", 'a"b', "OR AND NOT"],
+)
+async def test_fts_syntax_in_user_text_is_harmless(
+    index: SqliteIndex, embedder: WordHashEmbedder, query: str
+) -> None:
+    await index.sync("char:A", items([*MEMORIES, "what is up with the dragon AND the near ships"]))
+    await search(index, embedder, query)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=60))
+def test_any_text_makes_a_valid_fts_query(conn: sqlite3.Connection, text: str) -> None:
+    expression = fts_query(text)
+    if expression is not None:
+        conn.execute(
+            "SELECT count(*) FROM retrieval_fts WHERE retrieval_fts MATCH ?", (expression,)
+        )
+
+
+def test_function_words_alone_make_no_query() -> None:
+    assert fts_query("what is it? and the...") is None
+    assert fts_query("Where's the DRAGON") == '"s" OR "dragon"'
+
+
+async def test_retrieval_log_keeps_the_latest(conn: sqlite3.Connection) -> None:
+    log = SqliteRetrievalLog(conn, keep=2)
+    assert isinstance(log, RetrievalLog)
+    assert await log.last("char:A") is None
+    for n in range(3):
+        await log.record("char:A", f"query {n}", {"top_k": 5}, [{"key": "k", "n": n}], "text")
+    await log.record("char:B", "other", {}, [], "")
+
+    last = await log.last("char:A")
+
+    assert last is not None
+    assert (last.query, last.settings, last.candidates) == (
+        "query 2",
+        {"top_k": 5},
+        [{"key": "k", "n": 2}],
+    )
+    assert (
+        conn.execute("SELECT count(*) FROM retrievals WHERE collection='char:A'").fetchone()[0] == 2
+    )

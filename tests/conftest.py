@@ -1,0 +1,14 @@
+"""Fixtures shared by the whole test suite."""
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.scripted_llm import ScriptedLLMServer
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    """A scripted OpenAI/Anthropic-compatible server on 127.0.0.1 (see tests/support)."""
+    with ScriptedLLMServer() as server:
+        yield server
