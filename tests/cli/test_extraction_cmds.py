@@ -89,3 +89,24 @@ def write_chat_second(root: Path) -> None:
     from charmemory.adapters.workspace import Workspace
 
     write_chat(Workspace.open(root), alternating(10), chat_id="Mira - 2026-03-01@09h00m00s000ms")
+
+
+def test_custom_prompt_is_used_checked_and_restorable(
+    ws_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    custom = tmp_path / "prompt.md"
+    custom.write_text("HOUSE PROMPT for {{char}}\n@user\n{{recentMessages}}\n{{oops}}\n")
+    assert run(["prompt", "set", str(custom)]) == 0
+    assert "unknown placeholder {{oops}}" in capsys.readouterr().err
+    assert run(["extract", CHARACTER, "--print-prompt"]) == 0
+    assert "HOUSE PROMPT for Mira" in capsys.readouterr().out
+
+    broken = tmp_path / "broken.md"
+    broken.write_text("no chat placeholder here")
+    assert run(["prompt", "set", str(broken)]) == 2
+    assert "{{recentMessages}}" in capsys.readouterr().err
+
+    assert run(["prompt", "reset"]) == 0
+    capsys.readouterr()
+    assert run(["prompt", "show"]) == 0
+    assert "HOUSE PROMPT" not in capsys.readouterr().out

@@ -8,7 +8,9 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     demo_cmds,
     extraction_cmds,
     model_cmds,
+    prompt_cmds,
     provider_cmds,
+    retrieval_cmds,
     workspace_cmds,
 )
 from charmemory.cli.application import app, run

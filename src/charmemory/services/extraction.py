@@ -55,7 +55,7 @@ from charmemory.formats.memory_file import (
 )
 from charmemory.ports import ChatMessage, ChatModel
 
-PROMPT_SETTING = "extraction.prompt"
+PROMPT_SETTING = "prompts.extraction"
 TEMPERATURE = 0.3
 
 
