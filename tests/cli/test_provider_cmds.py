@@ -34,27 +34,29 @@ def ws(tmp_path: Path) -> str:
 
 
 class Cli:
-    def __init__(self, ws: str, capsys: pytest.CaptureFixture[str]):
+    def __init__(
+        self, ws: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ):
         self.ws = ws
         self.capsys = capsys
+        self.monkeypatch = monkeypatch
         self.seen: list[str] = []  # everything printed, for leak checks
 
     def __call__(self, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
         self.capsys.readouterr()
         if stdin is not None:
-            sys.stdin = io.StringIO(stdin)
-        try:
-            code = run([*args, "-w", self.ws])
-        finally:
-            sys.stdin = sys.__stdin__
+            self.monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        code = run([*args, "-w", self.ws])
         out, err = self.capsys.readouterr()
         self.seen += [out, err]
         return code, out, err
 
 
 @pytest.fixture
-def cli(ws: str, capsys: pytest.CaptureFixture[str]) -> Iterator[Cli]:
-    yield Cli(ws, capsys)
+def cli(
+    ws: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Cli]:
+    yield Cli(ws, capsys, monkeypatch)
 
 
 @pytest.fixture
@@ -142,6 +144,7 @@ def test_environment_overrides_settings(
     monkeypatch.setenv("CHARMEMORY_MODEL", "env-model")
     monkeypatch.setenv("CHARMEMORY_API_KEY", ENV_KEY)
     llm_server.reply_text(SENTINEL)
+    llm_server.reply_text(SENTINEL)
 
     code, out, _ = configured("test-model")
 
@@ -149,7 +152,7 @@ def test_environment_overrides_settings(
     request = llm_server.requests[0]
     assert request.json["model"] == "env-model"
     assert request.headers["authorization"] == f"Bearer {ENV_KEY}"
-    assert configured("test-model", "--model", "flag-model")[1] == ""  # nothing scripted: error
+    assert configured("test-model", "--model", "flag-model")[1].startswith("ok: custom/flag-model")
     assert llm_server.requests[1].json["model"] == "flag-model"
 
 

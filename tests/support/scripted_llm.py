@@ -11,10 +11,11 @@ headers, body) so tests can assert what was sent.
     llm_server.requests[0].json["messages"]
 
 `drop_connection()` and `hang(seconds)` stand in for a server that resets the
-connection or never answers. A step may be tied to a path (`path="/v1/models"`); a request takes the first
-queued step for its path or for any path. With nothing left to answer, the
-server answers 500 and says so. Delays poll the socket, so a client that hangs
-up mid-wait is noticed (`request.disconnected`, `wait_for_disconnect()`).
+connection or never answers. A step may be tied to a path (`path="/v1/models"`);
+a request takes the first queued step for its path or for any path. With
+nothing left to answer, the server answers 500 and says so. Delays poll the
+socket, so a client that hangs up mid-wait is noticed (`request.disconnected`,
+`wait_for_disconnect()`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import typer
 from charmemory.cli.application import app, state
 from charmemory.composition import provider_service
 from charmemory.core.model_settings import SETTINGS, setting_named
-from charmemory.core.providers import EMBEDDED, NANOGPT_FILTERS, PRESETS
+from charmemory.core.providers import EMBEDDED, NANOGPT_FILTERS, PRESETS, preset_named
 from charmemory.errors import ConfigError
 from charmemory.ports import ModelInfo
 from charmemory.services.providers import ModelTest
@@ -58,15 +58,8 @@ def providers() -> None:
         typer.echo(f"{mark} {row.name:<{width}}  {where:<40}  {key}")
 
 
-models_app = typer.Typer(
-    help="List the models a provider offers (Connect).", invoke_without_command=True
-)
-app.add_typer(models_app, name="models")
-
-
-@models_app.callback()
+@app.command()
 def models(
-    ctx: typer.Context,
     provider: ProviderOption = None,
     base_url: BaseUrlOption = None,
     nanogpt_filter: Annotated[
@@ -79,8 +72,6 @@ def models(
     ] = None,
 ) -> None:
     """List the models a provider offers, sorted (NanoGPT's grouped by upstream provider)."""
-    if ctx.invoked_subcommand is not None:
-        return
     listing = asyncio.run(
         provider_service(state.workspace()).list_models(
             {"provider": provider, "base_url": base_url}, filters=nanogpt_filter or ()
@@ -211,11 +202,12 @@ SecretProvider = Annotated[str, typer.Argument(help=f"One of: {', '.join(PRESETS
 def secrets_set(provider: SecretProvider) -> None:
     """Store a provider's API key, read from standard input or a hidden prompt."""
     service = provider_service(state.workspace())
+    name = preset_named(provider).name  # a typo is caught before the key is typed
     if sys.stdin.isatty():
-        key = typer.prompt(f"API key for {provider}", hide_input=True)
+        key = typer.prompt(f"API key for {name}", hide_input=True)
     else:
         key = sys.stdin.read()
-    name = service.store_key(provider, key)
+    service.store_key(name, key)
     typer.echo(f"stored the API key for {name} (readable only by you)")
 
 

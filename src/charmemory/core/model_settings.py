@@ -298,16 +298,7 @@ def model_settings(
                 f"`charmemory models --provider {provider}`, then "
                 f"`charmemory config set model NAME --provider {provider}`"
             )
+    # Every setting is a field of ModelSettings, under the same name.
     return ModelSettings(
-        provider=provider,
-        model=values["model"] or "",
-        base_url=values["base_url"] or "",
-        max_tokens=values["max_tokens"],
-        temperature=values["temperature"],
-        system_prompt=values["system_prompt"],
-        connect_timeout=values["connect_timeout"],
-        read_timeout=values["read_timeout"],
-        max_retries=values["max_retries"],
-        extra_params=values["extra_params"],
-        structured_output=values["structured_output"],
+        **{**values, "model": values["model"] or "", "base_url": values["base_url"] or ""}
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -159,15 +160,17 @@ class HttpChatModel(ABC):
         answer: list[str] = []
         reasoning_chars = 0
         finish_reason: str | None = None
-        async for event in self.transport.events(self.chat_path, body):
-            for delta in decode(event):
-                text, inline = splitter.feed(delta.text)
-                out = replace(delta, text=text, reasoning=delta.reasoning + inline)
-                answer.append(out.text)
-                reasoning_chars += len(out.reasoning)
-                finish_reason = out.finish_reason or finish_reason
-                if out != StreamDelta():
-                    yield out
+        # Closing this stream closes the request's events, and so its connection, at once.
+        async with aclosing(self.transport.events(self.chat_path, body)) as events:
+            async for event in events:
+                for delta in decode(event):
+                    text, inline = splitter.feed(delta.text)
+                    out = replace(delta, text=text, reasoning=delta.reasoning + inline)
+                    answer.append(out.text)
+                    reasoning_chars += len(out.reasoning)
+                    finish_reason = out.finish_reason or finish_reason
+                    if out != StreamDelta():
+                        yield out
         text, inline = splitter.finish()
         if text or inline:
             answer.append(text)

@@ -97,5 +97,5 @@ def check_answered(
     raise ReasoningBudgetExhaustedError(
         provider,
         f"the model spent its whole budget of {max_tokens} tokens {spent} and gave no answer",
-        hint=("raise max response tokens to 2000-3000 (`charmemory config set max_tokens 3000`)"),
+        hint="raise max response tokens to 2000-3000",
     )
