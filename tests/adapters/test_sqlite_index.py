@@ -87,13 +87,20 @@ def test_migration_is_idempotent(conn: sqlite3.Connection) -> None:
     assert {"retrieval_collections", "retrieval_items", "retrieval_fts", "retrievals"} <= tables
 
 
-async def test_sync_embeds_only_new_texts(index: SqliteIndex, embedder: WordHashEmbedder) -> None:
+async def test_sync_embeds_only_new_texts(
+    conn: sqlite3.Connection, index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
     first = await index.sync("char:A", items(MEMORIES))
     assert (first.added, first.removed, first.kept, first.embedded) == (4, 0, 0, 4)
 
+    version = "SELECT version FROM retrieval_collections WHERE name = 'char:A'"
+    before = conn.execute(version).fetchone()[0]
+
     again = await index.sync("char:A", items(MEMORIES))
+
     assert (again.added, again.removed, again.kept, again.embedded) == (0, 0, 4, 0)
     assert embedder.embedded == 4
+    assert conn.execute(version).fetchone()[0] == before  # the cached matrix stays valid
     assert isinstance(index, RetrievalIndex)
 
 
@@ -259,7 +266,7 @@ def test_any_text_makes_a_valid_fts_query(conn: sqlite3.Connection, text: str) -
 
 def test_function_words_alone_make_no_query() -> None:
     assert fts_query("what is it? and the...") is None
-    assert fts_query("Where's the DRAGON") == '"s" OR "dragon"'
+    assert fts_query("Where's the DRAGON, Kael?") == '"dragon" OR "kael"'
 
 
 async def test_retrieval_log_keeps_the_latest(conn: sqlite3.Connection) -> None:

