@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from charmemory.adapters.activity_log import ActivityLog
+from charmemory.adapters.consolidation_previews import PreviewStore
+from charmemory.adapters.embed_onnx import OnnxEmbedder
+from charmemory.adapters.library import Library
 from charmemory.adapters.llm.factory import build_chat_model
+from charmemory.adapters.memory_files import MemoryFiles
+from charmemory.adapters.model_install import (
+    MINILM_L6_V2_INT8,
+    ModelNotInstalledError,
+    load_installed,
+)
 from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
 from charmemory.adapters.settings_store import SettingsStore
+from charmemory.adapters.sqlite_index import SqliteIndex, SqliteRetrievalLog
 from charmemory.adapters.workspace import Workspace
+from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
+from charmemory.services.memory_access import MemoryFileAccess, index_follower
+from charmemory.services.memory_history import MemoryHistoryService
+from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.providers import ProviderService
+from charmemory.services.retrieval import RetrievalService
 
 
 def api_keys(ws: Workspace, env: Mapping[str, str]) -> ApiKeys:
@@ -40,6 +55,79 @@ def extraction_service(
     keys = api_keys(ws, os.environ)
     return ExtractionService(
         ws,
+        model=lambda: providers.chat_model(dict(model_overrides or {})),
+        log=ActivityLog(ws.db, redact=keys.redact),
+        retrieval=lambda: retrieval_service(ws) if embedding_model_installed() else None,
+    )
+
+
+def embedding_model_installed() -> bool:
+    """Whether the local embedding model is there (extraction then ranks related memories)."""
+    try:
+        load_installed(MINILM_L6_V2_INT8)
+    except ModelNotInstalledError:
+        return False
+    return True
+
+
+def retrieval_service(ws: Workspace) -> RetrievalService:
+    """Retrieval over the workspace index with the local embedding model."""
+    embedder = OnnxEmbedder()
+    return RetrievalService(SqliteIndex(ws.db, embedder), embedder, SqliteRetrievalLog(ws.db))
+
+
+class _EmbedderOnFirstUse:
+    """The local embedder, located only when a text has to be embedded.
+
+    Keeping the index in step after an edit embeds nothing for a character that
+    was never indexed, so an edit must not fail for want of the embedding model.
+    """
+
+    model_name = OnnxEmbedder.model_name
+    dimensions = OnnxEmbedder.dimensions
+
+    def __init__(self) -> None:
+        self._embedder: OnnxEmbedder | None = None
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        if self._embedder is None:
+            self._embedder = OnnxEmbedder()
+        return await self._embedder.embed(texts)
+
+
+def memory_access(ws: Workspace, retrieval: RetrievalService | None = None) -> MemoryFileAccess:
+    """A character's memory files, where extraction puts them, followed by the index."""
+    files = MemoryFiles(ws)
+    if retrieval is None:
+        embedder = _EmbedderOnFirstUse()
+        retrieval = RetrievalService(
+            SqliteIndex(ws.db, embedder), embedder, SqliteRetrievalLog(ws.db)
+        )
+    # `charmemory index` builds a character's collection from its main memory file.
+    follow = index_follower(retrieval, lambda character: files.relative(files.path_for(character)))
+    return MemoryFileAccess(
+        Library(ws), files, extraction_service(ws).memory_path_for, on_change=follow
+    )
+
+
+def memory_manager(ws: Workspace) -> MemoryManager:
+    return MemoryManager(memory_access(ws))
+
+
+def memory_history(ws: Workspace) -> MemoryHistoryService:
+    return MemoryHistoryService(memory_access(ws))
+
+
+def consolidation_service(
+    ws: Workspace, model_overrides: Mapping[str, Any] | None = None
+) -> ConsolidationService:
+    """Consolidation with the configured model (built on the first call to it)."""
+    providers = provider_service(ws)
+    keys = api_keys(ws, os.environ)
+    return ConsolidationService(
+        memory_access(ws),
+        PreviewStore(ws.db),
+        SettingsStore(ws.db),
         model=lambda: providers.chat_model(dict(model_overrides or {})),
         log=ActivityLog(ws.db, redact=keys.redact),
     )

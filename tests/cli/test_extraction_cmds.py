@@ -66,9 +66,12 @@ def test_forced_range_needs_force_and_pin_needs_no_model(
     out = capsys.readouterr().out
     assert "Mira's ship is the Kestrel." in out and "Alex is from Cinderfall." in out
     assert run(["clear", CHARACTER]) == 2
+    memory_file = ws_root / "user" / "files" / "Mira-memories.md"
+    kept = memory_file.read_bytes()
     assert run(["clear", CHARACTER, "--yes"]) == 0
-    assert list((ws_root / "charmemory" / "trash").glob("Mira-memories.*.md"))
-    assert not (ws_root / "user" / "files" / "Mira-memories.md").exists()
+    assert not memory_file.exists()
+    assert run(["undo", CHARACTER]) == 0  # clearing is recorded in history
+    assert memory_file.read_bytes() == kept
 
 
 def test_batch_reports_its_cost_then_runs(

@@ -185,8 +185,8 @@ KILLER = textwrap.dedent(
         base_url = sys.argv[2]
 
     real_save = MemoryFiles.save
-    def save_then_die(self, loaded, new):
-        real_save(self, loaded, new)
+    def save_then_die(self, loaded, new, **kwargs):
+        real_save(self, loaded, new, **kwargs)
         os.kill(os.getpid(), signal.SIGKILL)  # between the file write and the state write
     MemoryFiles.save = save_then_die
     ws = Workspace.open(Path(sys.argv[1]))
@@ -258,3 +258,62 @@ async def test_deleting_an_extracted_message_does_not_skip_the_next_new_one(
     report = await service(ws, llm_server, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(9, 9)]
     assert "Brand new message after the deletion." in sent_messages(llm_server)[1]
+
+
+def retrieval_for(ws: Workspace):
+    from charmemory.composition import retrieval_service
+
+    return lambda: retrieval_service(ws)
+
+
+def related_memory_file(ws: Workspace) -> None:
+    blocks = [
+        '<memory chat="old" date="2025-01-01 10:00">\n'
+        "- Mira's grandmother gave her a silver amulet shaped like a swallow.\n</memory>"
+    ]
+    for day in range(1, 29):
+        blocks.append(
+            f'<memory chat="c" date="2026-02-{day:02d} 10:00">\n'
+            f"- On day {day} the crew repainted deck {day} of the Kestrel.\n</memory>"
+        )
+    (ws.files_dir / "Mira-memories.md").write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+
+
+@pytest.mark.local_model
+async def test_existing_memories_in_the_prompt_are_the_related_ones(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", existing_memories_budget=60)
+    related_memory_file(ws)
+    chat = alternating(4)
+    chat[3] = message(
+        3, is_user=False, text="Mira touches the silver swallow amulet at her throat."
+    )
+    write_chat(ws, chat)
+    plain = await service(ws, llm_server, clock).extract(CHARACTER, dry_run=True)
+    ranked = await ExtractionService(
+        ws, model=lambda: scripted_model(llm_server), clock=clock, retrieval=retrieval_for(ws)
+    ).extract(CHARACTER, dry_run=True)
+    prompt_of = lambda report: "\n".join(m.content for m in report.prompts[0])  # noqa: E731
+    assert "grandmother gave her a silver amulet" not in prompt_of(plain)  # oldest block
+    assert "grandmother gave her a silver amulet" in prompt_of(ranked)
+
+
+@pytest.mark.local_model
+async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    related_memory_file(ws)
+    write_chat(ws, alternating(4))
+    llm_server.reply_text(
+        memory_block(
+            "Mira's grandmother gave her a silver amulet in the shape of a swallow.",
+            "Alex learned to read the Kestrel's star charts.",
+        )
+    )
+    report = await ExtractionService(
+        ws, model=lambda: scripted_model(llm_server), clock=clock, retrieval=retrieval_for(ws)
+    ).extract(CHARACTER)
+    assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
+    assert len(report.chunks[0].dropped) == 1

@@ -7,6 +7,7 @@ import sys
 from charmemory.cli import (  # noqa: F401  (modules register their commands)
     demo_cmds,
     extraction_cmds,
+    memory_cmds,
     model_cmds,
     prompt_cmds,
     provider_cmds,

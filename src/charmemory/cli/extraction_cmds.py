@@ -182,7 +182,7 @@ def clear(
     character: CharacterArg,
     yes: Annotated[bool, typer.Option("--yes", help="Confirm deleting every memory.")] = False,
 ) -> None:
-    """Delete the character's memory files and reset extraction (a copy is kept in trash)."""
+    """Delete the character's memory files and reset extraction (`undo` brings them back)."""
     removed = ExtractionAdmin(state.workspace(), _service()).clear(character, confirmed=yes)
     typer.echo(f"removed {', '.join(removed) if removed else 'nothing (no memory file)'}")
 

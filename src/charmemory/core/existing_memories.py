@@ -171,6 +171,8 @@ def _bullet_line(text: str) -> str:
 
 
 def _read_date(value: str) -> datetime | None:
+    # A consolidated block carries a range "EARLIEST – LATEST": it is as new as its end.
+    value = value.replace("\u2013", "\u2014").split("\u2014")[-1]
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:

@@ -22,6 +22,7 @@ from charmemory.adapters.memory_files import LoadedMemories, MemoryFiles
 from charmemory.adapters.settings_store import SettingsStore, character_scope
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.existing_memories import (
+    Candidate,
     StoredBlock,
     drop_duplicates,
     recent_first,
@@ -35,7 +36,8 @@ from charmemory.core.extraction_prompt import (
 )
 from charmemory.core.extraction_settings import ExtractionSettings, merge_settings
 from charmemory.core.message_cleaning import render_messages
-from charmemory.core.naming import sanitize
+from charmemory.core.naming import collection_name, sanitize
+from charmemory.core.retrieval import items_from_memory_file
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
     SourceMessage,
@@ -54,8 +56,14 @@ from charmemory.formats.memory_file import (
     format_block_date,
 )
 from charmemory.ports import ChatMessage, ChatModel
+from charmemory.services.retrieval import RetrievalService
 
 PROMPT_SETTING = "prompts.extraction"
+# How many saved bullets the index proposes as related before the token budget cuts.
+RELATED_CANDIDATES = 60
+# Cosine to a saved memory above which a new bullet only restates it. High on purpose:
+# "owes 40 crowns" and "owes 50 crowns" are close too, and an update must not be lost.
+NEAR_DUPLICATE_COSINE = 0.95
 TEMPERATURE = 0.3
 
 
@@ -105,6 +113,7 @@ class ExtractionService:
         *,
         model: Callable[[], ChatModel],
         log: ActivityLog | None = None,
+        retrieval: Callable[[], RetrievalService | None] = lambda: None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         self._ws = workspace
@@ -115,6 +124,9 @@ class ExtractionService:
         self._log = log or ActivityLog(workspace.db)
         self._model_factory = model
         self._model: ChatModel | None = None
+        self._retrieval_factory = retrieval
+        self._retrieval: RetrievalService | None = None
+        self._retrieval_checked = False
         self._clock = clock
 
     # -- settings and places ------------------------------------------------------------
@@ -248,11 +260,14 @@ class ExtractionService:
         path = self.memory_path_for(character, ref)
         memories = self._files.load(path)
         existing = _existing_bullets(memories)
-        selected = select_existing(
-            recent_first(_stored_blocks(memories)), settings.existing_memories_budget
-        )
         user_name = loaded.chat.header.user_name or "User"
         recent = render_messages(part, user_name=user_name, char_name=character.name)
+        collection = collection_name(character.name, ref.id if settings.per_chat else None)
+        related = await self._related(collection, memories, recent) if existing else []
+        selected = select_existing(
+            [*related, *recent_first(_stored_blocks(memories))],
+            settings.existing_memories_budget,
+        )
         prompt = [
             ChatMessage(role, content)  # type: ignore[arg-type]
             for role, content in render_prompt(
@@ -289,7 +304,9 @@ class ExtractionService:
                 "nothing was saved and those messages will be tried again"
             )
         # One block per chunk, whatever blocks the model wrote (chat and date are ours).
-        deduped = drop_duplicates([merge_blocks([parsed])], existing)
+        fresh, near = await self._without_near_duplicates(collection, merge_blocks([parsed]))
+        deduped = drop_duplicates([fresh], existing)
+        deduped.dropped[:0] = near
         bullets = [text for block in deduped.blocks for text in block]
         extend = settings.merge_chunks and any(c.saved for c in report.chunks)
         self._append(character, ref, memories, part, bullets, extend_last_block=extend)
@@ -396,7 +413,12 @@ class ExtractionService:
         )
         if new_file is not None:
             try:
-                self._files.save(memories, new_file)
+                self._files.save(
+                    memories,
+                    new_file,
+                    cause="extraction",
+                    detail=f"{ref.id} messages {part[0].index}-{part[-1].index}",
+                )
             except BaseException:
                 self._state.abandon_append(pending)
                 raise
@@ -427,6 +449,44 @@ class ExtractionService:
             return True
         loaded = self._files.load(self._ws.inside(self._ws.root, pending.file))
         return pending.block in loaded.file.render()
+
+    # -- related memories (the retrieval index, when the embedding model is there) -------
+
+    async def _related(
+        self, collection: str, memories: LoadedMemories, recent: str
+    ) -> list[Candidate]:
+        """Saved bullets most related to the chunk, best first; [] without an index."""
+        retrieval = self._retrieval_service()
+        if retrieval is None or not recent:
+            return []
+        items = items_from_memory_file(
+            collection, self._files.relative(memories.path), memories.file
+        )
+        await retrieval.sync(collection, items)
+        results = await retrieval.search(collection, recent, RELATED_CANDIDATES)
+        return [Candidate(r.text, r.provenance.block_index, r.block_date) for r in results]
+
+    async def _without_near_duplicates(
+        self, collection: str, bullets: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """Split new bullets into (kept, near-duplicates of a saved memory)."""
+        retrieval = self._retrieval_service()
+        if retrieval is None or not bullets:
+            return bullets, []
+        kept, near = [], []
+        for retrieval_result in await retrieval.retrieve_many(collection, bullets, 1):
+            best = retrieval_result.results[0] if retrieval_result.results else None
+            if best is not None and best.cosine >= NEAR_DUPLICATE_COSINE:
+                near.append(retrieval_result.query)
+            else:
+                kept.append(retrieval_result.query)
+        return kept, near
+
+    def _retrieval_service(self) -> RetrievalService | None:
+        if not self._retrieval_checked:
+            self._retrieval = self._retrieval_factory()
+            self._retrieval_checked = True
+        return self._retrieval
 
     def _chat_model(self) -> ChatModel:
         if self._model is None:

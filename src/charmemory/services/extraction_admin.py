@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-from charmemory.adapters.atomic_file import FileVersion, write_atomic
 from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.library import Library
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
+from charmemory.core.memory_history import CLEAR
 from charmemory.core.triggers import TriggerState, trigger_status
 from charmemory.core.watermark import (
     Watermark,
@@ -136,7 +135,7 @@ class ExtractionAdmin:
             raise CharMemoryError("nothing to pin: the text is empty")
         memories = self._files.load(self._extraction.memory_path_for(character, None))
         block = build_block(PINNED_CHAT, format_block_date(datetime.now(UTC)), bullets)
-        self._files.save(memories, append_block(memories.file, block))
+        self._files.save(memories, append_block(memories.file, block), cause="pin")
         return [b.text for b in block.bullets]
 
     def reset(self, character_name: str) -> None:
@@ -159,17 +158,8 @@ class ExtractionAdmin:
         for path in sorted(paths):
             memories = self._files.load(path)
             if memories.exists:
-                self._keep_copy(memories.path)
-                self._files.delete(memories)
+                # The history keeps the file's last version: `undo` brings it back.
+                self._files.delete(memories, cause=CLEAR)
                 removed.append(self._files.relative(path))
         self._state.reset(character.name)
         return removed
-
-    def _keep_copy(self, path: Path) -> None:
-        # Until versioned history exists, a cleared file is kept where a person can
-        # get it back: <workspace state>/trash/<name>.<UTC time>.md
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        target = self._ws.state_dir / "trash" / f"{path.stem}.{stamp}{path.suffix}"
-        write_atomic(
-            target, path.read_bytes(), expected=FileVersion(target, None), locks=self._ws.locks
-        )

@@ -1,0 +1,156 @@
+"""Every version of every memory file, kept in the workspace database.
+
+A version holds the whole file as it was (zlib-compressed bytes, so an undo
+restores it byte for byte), or nothing when the file was deleted. A version
+identical to the one before it is not stored twice.
+
+The same migration also creates the table of consolidation previews: changes
+proposed for a memory file that wait for the user to apply them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from charmemory.adapters.atomic_file import digest_of
+from charmemory.adapters.sqlite_db import execute_all, transaction
+from charmemory.core.memory_history import Version
+from charmemory.errors import NotFoundError
+
+
+def migrate_memory_history(conn: sqlite3.Connection) -> None:
+    execute_all(
+        conn,
+        """CREATE TABLE memory_versions (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            file      TEXT NOT NULL,      -- memory file path relative to the workspace
+            number    INTEGER NOT NULL,   -- 1, 2, ... per file
+            at        TEXT NOT NULL,      -- ISO-8601 UTC
+            cause     TEXT NOT NULL,      -- extraction, edit, undo, outside edit ...
+            detail    TEXT NOT NULL DEFAULT '',
+            digest    TEXT,               -- sha256 of the bytes; NULL: no file
+            size      INTEGER,
+            content   BLOB,               -- zlib-compressed bytes; NULL: no file
+            restores  INTEGER,            -- for an undo: the version brought back
+            UNIQUE (file, number)
+        )""",
+        """CREATE TABLE consolidation_previews (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at TEXT NOT NULL,
+            character  TEXT NOT NULL,
+            file       TEXT NOT NULL,     -- memory file path relative to the workspace
+            digest     TEXT,              -- the file's digest the preview was made from
+            strategy   TEXT NOT NULL,
+            payload    TEXT NOT NULL,     -- JSON: selection, diff, warnings, calls
+            result     BLOB NOT NULL,     -- the whole file as applying would write it
+            applied_at TEXT
+        )""",
+    )
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    version: Version
+    data: bytes | None  # the file's bytes; None when it did not exist
+
+
+class MemoryHistory:
+    """Versions per memory file, keyed by the file's workspace-relative path."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    ):
+        self._conn = conn
+        self._clock = clock
+
+    @contextmanager
+    def serialized(self) -> Iterator[None]:
+        """Hold the database's write lock, so a file change and its record are one step
+        for every other charmemory process (none sees the file changed but unrecorded)."""
+        with transaction(self._conn, immediate=True):
+            yield
+
+    def latest(self, file: str) -> Version | None:
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM memory_versions WHERE file = ? ORDER BY number DESC LIMIT 1",
+            (file,),
+        ).fetchone()
+        return None if row is None else _version(row)
+
+    def versions(self, file: str) -> list[Version]:
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM memory_versions WHERE file = ? ORDER BY number", (file,)
+        )
+        return [_version(row) for row in rows]
+
+    def stored(self, file: str, number: int) -> StoredVersion:
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS}, content FROM memory_versions WHERE file = ? AND number = ?",
+            (file, number),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"{file} has no version {number}")
+        data = None if row["content"] is None else zlib.decompress(row["content"])
+        return StoredVersion(_version(row), data)
+
+    def record(
+        self,
+        file: str,
+        data: bytes | None,
+        *,
+        cause: str,
+        detail: str = "",
+        restores: int | None = None,
+    ) -> Version | None:
+        """Add a version unless the file already stands as ``data``; None when skipped."""
+        digest = None if data is None else digest_of(data)
+        with transaction(self._conn, immediate=True):
+            latest = self.latest(file)
+            if (latest is None and data is None) or (latest and latest.digest == digest):
+                return None
+            version = Version(
+                number=(latest.number if latest else 0) + 1,
+                at=self._clock().astimezone(UTC).isoformat(timespec="seconds"),
+                cause=cause,
+                detail=detail,
+                digest=digest,
+                size=None if data is None else len(data),
+                restores=restores,
+            )
+            self._conn.execute(
+                "INSERT INTO memory_versions "
+                "(file, number, at, cause, detail, digest, size, content, restores) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    file,
+                    version.number,
+                    version.at,
+                    cause,
+                    detail,
+                    digest,
+                    version.size,
+                    None if data is None else zlib.compress(data),
+                    restores,
+                ),
+            )
+        return version
+
+
+_COLUMNS = "number, at, cause, detail, digest, size, restores"
+
+
+def _version(row: sqlite3.Row) -> Version:
+    return Version(
+        number=row["number"],
+        at=row["at"],
+        cause=row["cause"],
+        detail=row["detail"],
+        digest=row["digest"],
+        size=row["size"],
+        restores=row["restores"],
+    )

@@ -1,0 +1,84 @@
+"""A memory file's history: its versions, the diff between two, and undo.
+
+Undo restores an earlier version and is itself recorded, so it can be undone
+too; undoing a `clear` brings the deleted file back. The retrieval index hears
+of every undo through the same `on_change` as any other change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from charmemory.core.memory_diff import unified_diff
+from charmemory.core.memory_history import Version, undo_target
+from charmemory.errors import CharMemoryError
+from charmemory.services.memory_access import MemoryFileAccess
+
+DELETED = "(no file)"
+
+
+@dataclass(frozen=True)
+class History:
+    character: str
+    file: str
+    versions: tuple[Version, ...]
+
+
+@dataclass(frozen=True)
+class Undone:
+    file: str
+    restored: Version  # the version brought back
+    recorded: Version  # the new version the undo made
+    warnings: tuple[str, ...] = ()
+
+
+class MemoryHistoryService:
+    def __init__(self, access: MemoryFileAccess):
+        self._access = access
+
+    def history(self, character_name: str, *, chat: str | None = None) -> History:
+        # Loading first records any outside edit, so the list shows it.
+        character, loaded = self._access.load(character_name, chat)
+        files = self._access.files
+        return History(
+            character.name, files.relative(loaded.path), tuple(files.versions(loaded.path))
+        )
+
+    def diff(
+        self, character_name: str, old: int, new: int | None = None, *, chat: str | None = None
+    ) -> str:
+        """The unified diff from version ``old`` to ``new`` (default: the latest)."""
+        _, loaded = self._access.load(character_name, chat)
+        files = self._access.files
+        versions = files.versions(loaded.path)
+        if not versions:
+            raise CharMemoryError(f"{files.relative(loaded.path)} has no history yet")
+        newer = versions[-1].number if new is None else new
+        (before, old_label), (after, new_label) = (
+            self._shown(loaded.path, number) for number in (old, newer)
+        )
+        return unified_diff(before, after, old_label=old_label, new_label=new_label)
+
+    async def undo(
+        self, character_name: str, *, to: int | None = None, chat: str | None = None
+    ) -> Undone:
+        """Restore the version before the current one, or version ``to``."""
+        character, loaded = self._access.load(character_name, chat)
+        files = self._access.files
+        target = undo_target(files.versions(loaded.path), to)
+        recorded = files.restore(loaded, target.number)
+        if recorded is None:
+            raise CharMemoryError(f"the file already holds what version {target.number} held")
+        restored = files.load(loaded.path)
+        warnings = await self._access.announce(character, loaded.path, restored.file)
+        return Undone(files.relative(loaded.path), target, recorded, tuple(warnings))
+
+    def _shown(self, path: Path, number: int) -> tuple[str, str]:
+        """A version's text and its label in a diff."""
+        files = self._access.files
+        data = files.version_bytes(path, number)
+        label = f"{files.relative(path)} v{number}"
+        if data is None:
+            return "", f"{label} {DELETED}"
+        return data.decode("utf-8-sig", errors="replace"), label

@@ -1,0 +1,172 @@
+"""A character's memories as a person manages them: list, edit, delete, add.
+
+Memories are addressed by their stable id (see `formats.memory_file.memory_id`),
+so a web page or a script can name the bullet it showed. Every change goes
+through `MemoryFiles`, which records it in the file's history with its cause,
+and is then announced (see `memory_access`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from charmemory.adapters.library import Character
+from charmemory.adapters.memory_files import LoadedMemories
+from charmemory.core.memory_history import ADD, DELETE, EDIT
+from charmemory.errors import CharMemoryError, ConflictError
+from charmemory.formats.memory_file import (
+    MemoryFile,
+    append_block,
+    build_block,
+    delete_block,
+    delete_bullet,
+    find_bullet,
+    format_block_date,
+    list_bullets,
+    replace_bullet,
+)
+from charmemory.services.memory_access import MemoryFileAccess
+
+MANUAL_CHAT = "manual"
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    text: str
+    block: int  # 0-based block index in the file
+    bullet: int  # 0-based bullet index in the block
+
+
+@dataclass(frozen=True)
+class Block:
+    index: int
+    chat: str
+    date: str
+    memories: tuple[Memory, ...]
+
+
+@dataclass(frozen=True)
+class MemoryListing:
+    character: str
+    file: str
+    exists: bool
+    digest: str | None  # pass back as `expect` to refuse edits of a file changed since
+    blocks: tuple[Block, ...]
+
+    @property
+    def count(self) -> int:
+        return sum(len(block.memories) for block in self.blocks)
+
+
+@dataclass(frozen=True)
+class Changed:
+    file: str
+    ids: tuple[str, ...]  # the memories written (new ids after an edit)
+    version: int | None  # the history version recorded
+    warnings: tuple[str, ...] = ()
+
+
+class MemoryManager:
+    def __init__(self, access: MemoryFileAccess, *, clock: Callable[[], datetime] | None = None):
+        self._access = access
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
+        character, loaded = self._access.load(character_name, chat)
+        return _listing(character, self._access.files.relative(loaded.path), loaded)
+
+    async def edit(
+        self,
+        character_name: str,
+        memory_id: str,
+        text: str,
+        *,
+        chat: str | None = None,
+        expect: str | None = None,
+    ) -> Changed:
+        """Replace one memory's text; its id changes with its text."""
+        character, loaded = self._loaded(character_name, chat, expect)
+        ref = find_bullet(loaded.file, memory_id)
+        new = replace_bullet(loaded.file, ref.address, text)
+        new_id = next(r.memory_id for r in list_bullets(new) if r.address == ref.address)
+        return await self._save(character, loaded, new, (new_id,), EDIT, f"memory {memory_id}")
+
+    async def delete(
+        self,
+        character_name: str,
+        memory_id: str,
+        *,
+        chat: str | None = None,
+        expect: str | None = None,
+    ) -> Changed:
+        """Remove one memory; a block left without memories goes with it."""
+        character, loaded = self._loaded(character_name, chat, expect)
+        ref = find_bullet(loaded.file, memory_id)
+        new = delete_bullet(loaded.file, ref.address)
+        if not new.blocks[ref.address.block].bullets:
+            new = delete_block(new, ref.address.block)
+        return await self._save(character, loaded, new, (), DELETE, f"memory {memory_id}")
+
+    async def add(
+        self,
+        character_name: str,
+        memories: Sequence[str],
+        *,
+        block_chat: str = MANUAL_CHAT,
+        date: str | None = None,
+        chat: str | None = None,
+        expect: str | None = None,
+    ) -> Changed:
+        """Append one block holding ``memories`` (dated now unless ``date`` is given)."""
+        texts = [text for text in memories if text.strip()]
+        if not texts:
+            raise CharMemoryError("nothing to add: give at least one memory")
+        character, loaded = self._loaded(character_name, chat, expect)
+        block = build_block(block_chat, date or format_block_date(self._clock()), texts)
+        new = append_block(loaded.file, block)
+        last = new.block_count - 1
+        ids = tuple(r.memory_id for r in list_bullets(new) if r.address.block == last)
+        return await self._save(character, loaded, new, ids, ADD, f"{len(ids)} memories")
+
+    def _loaded(
+        self, character_name: str, chat: str | None, expect: str | None
+    ) -> tuple[Character, LoadedMemories]:
+        character, loaded = self._access.load(character_name, chat)
+        if expect is not None and expect != loaded.version.digest:
+            raise ConflictError(
+                f"{loaded.path.name} changed since it was listed; nothing was written "
+                "(list the memories again)"
+            )
+        return character, loaded
+
+    async def _save(
+        self,
+        character: Character,
+        loaded: LoadedMemories,
+        new: MemoryFile,
+        ids: tuple[str, ...],
+        cause: str,
+        detail: str,
+    ) -> Changed:
+        files = self._access.files
+        files.save(loaded, new, cause=cause, detail=detail)
+        warnings = await self._access.announce(character, loaded.path, new)
+        version = self._access.latest_version(loaded.path)
+        return Changed(files.relative(loaded.path), ids, version, tuple(warnings))
+
+
+def _listing(character: Character, file: str, loaded: LoadedMemories) -> MemoryListing:
+    by_block: dict[int, list[Memory]] = {}
+    for ref in list_bullets(loaded.file):
+        address = ref.address
+        by_block.setdefault(address.block, []).append(
+            Memory(ref.memory_id, ref.text, address.block, address.bullet)
+        )
+    blocks = tuple(
+        Block(index, block.chat, block.date, tuple(by_block.get(index, ())))
+        for index, block in enumerate(loaded.file.blocks)
+    )
+    return MemoryListing(character.name, file, loaded.exists, loaded.version.digest, blocks)

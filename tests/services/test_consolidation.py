@@ -1,0 +1,241 @@
+from pathlib import Path
+
+import pytest
+
+from charmemory.adapters.activity_log import ActivityLog
+from charmemory.adapters.consolidation_previews import PreviewStore
+from charmemory.adapters.memory_files import MemoryFiles
+from charmemory.adapters.settings_store import SettingsStore
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import memory_access, memory_history
+from charmemory.core.consolidation_answer import UnusableConsolidationError
+from charmemory.core.consolidation_prompt import DEFAULT_PROMPTS
+from charmemory.errors import ConflictError, NotFoundError
+from charmemory.formats.memory_file import MemoryBlock, parse_memory_file
+from charmemory.services.consolidation import ConsolidationService
+from tests.support.extraction_fixtures import CHARACTER, make_workspace, scripted_model
+from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
+
+CHAT_A = "Mira - 2026-02-15@10h00m00s123ms"
+CHAT_B = "Mira - 2026-03-01@09h00m00s000ms"
+MEMORIES = (
+    "# Mira's memories\n\n"
+    f'<memory chat="{CHAT_A}" date="2026-02-15 10:42">\n'
+    "- Mira owns a brass compass.\n- Alex is from Cinderfall.\n</memory>\n\n"
+    '<memory chat="pinned" date="2026-02-20 08:00">\n- Mira captains the Kestrel.\n</memory>\n\n'
+    f'<memory chat="{CHAT_B}" date="2026-03-01 09:00">\n'
+    "- Mira owns a brass compass.\n- Mira fears deep water.\n</memory>\n"
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return make_workspace(tmp_path / "ws")
+
+
+def write_memories(ws: Workspace, text: str = MEMORIES) -> Path:
+    path = MemoryFiles(ws).path_for(CHARACTER)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def consolidation(ws: Workspace, server: ScriptedLLMServer) -> ConsolidationService:
+    return ConsolidationService(
+        memory_access(ws),
+        PreviewStore(ws.db),
+        SettingsStore(ws.db),
+        model=lambda: scripted_model(server),
+        log=ActivityLog(ws.db),
+    )
+
+
+def sent_blocks(request: RecordedRequest) -> tuple[MemoryBlock, ...]:
+    """The memory blocks one consolidation call sent (the format example has no id)."""
+    blocks = parse_memory_file(request.json["messages"][-1]["content"]).blocks
+    return tuple(block for block in blocks if block.attribute("id") is not None)
+
+
+def drop_repeats(request: RecordedRequest) -> Step:
+    """A model that keeps every block and drops memories an earlier block already holds."""
+    seen: set[str] = set()
+    answer = []
+    for block in sent_blocks(request):
+        fresh = [b.text for b in block.bullets if b.text not in seen]
+        seen.update(fresh)
+        if fresh:
+            bullets = "".join(f"- {text}\n" for text in fresh)
+            answer.append(f'<memory sources="{block.attribute("id")}">\n{bullets}</memory>')
+    return Step(json=openai_completion("\n".join(answer)))
+
+
+async def test_preview_writes_nothing_and_apply_writes_the_merge_with_its_date_range(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    path = write_memories(ws)
+    llm_server.reply_text(
+        '<memory sources="1,3">\n- Mira owns a brass compass.\n- Alex is from Cinderfall.\n'
+        '- Mira fears deep water.\n</memory>\n<memory sources="2">\n'
+        "- Mira captains the Kestrel.\n</memory>"
+    )
+    service = consolidation(ws, llm_server)
+
+    preview = await service.preview(CHARACTER, strategy="balanced")
+
+    assert path.read_text(encoding="utf-8") == MEMORIES
+    assert preview.diff.removed == ("Mira owns a brass compass.",)
+    assert [m.sources for m in preview.diff.merged] == [(0, 2)]
+    assert service.get_preview(preview.id).result == preview.result  # stored durably
+    applied = await service.apply(preview.id)
+    assert path.read_text(encoding="utf-8") == (
+        "# Mira's memories\n\n"
+        '<memory chat="consolidated" date="2026-02-15 10:42 – 2026-03-01 09:00">\n'
+        "- Mira owns a brass compass.\n- Alex is from Cinderfall.\n- Mira fears deep water.\n"
+        "</memory>\n\n"
+        '<memory chat="pinned" date="2026-02-20 08:00">\n- Mira captains the Kestrel.\n</memory>\n'
+    )
+    history = memory_history(ws).history(CHARACTER).versions
+    assert [v.cause for v in history] == ["found", "consolidation"]
+    assert applied.version == 2 and applied.preview.applied_at is not None
+    with pytest.raises(ConflictError, match="already applied"):
+        await service.apply(preview.id)
+
+
+async def test_apply_is_refused_when_the_file_changed_after_the_preview(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    path = write_memories(ws)
+    llm_server.reply_with(drop_repeats)
+    service = consolidation(ws, llm_server)
+    preview = await service.preview(CHARACTER)
+    edited = MEMORIES.replace("Cinderfall", "Port Lune")
+    path.write_text(edited, encoding="utf-8")
+
+    with pytest.raises(ConflictError, match="changed since preview"):
+        await service.apply(preview.id)
+
+    assert path.read_text(encoding="utf-8") == edited
+    assert service.get_preview(preview.id).applied_at is None
+
+
+async def test_blocks_are_chosen_by_chat_id_and_by_index_and_the_rest_stays(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    path = write_memories(ws)
+    llm_server.reply_text(
+        '<memory sources="1,2">\n- Mira owns a brass compass.\n- Mira captains the Kestrel.\n'
+        "</memory>"
+    )
+    service = consolidation(ws, llm_server)
+    preview = await service.preview(CHARACTER, chats=[CHAT_B], blocks=[1])
+    assert [b.chat for b in sent_blocks(llm_server.requests[0])] == ["pinned", CHAT_B]
+    await service.apply(preview.id, character_name=CHARACTER)
+    blocks = parse_memory_file(path.read_text(encoding="utf-8")).blocks
+    assert [(b.chat, b.date) for b in blocks] == [
+        (CHAT_A, "2026-02-15 10:42"),
+        ("consolidated", "2026-02-20 08:00 – 2026-03-01 09:00"),
+    ]
+    assert [b.text for b in blocks[1].bullets] == [
+        "Mira owns a brass compass.",
+        "Mira captains the Kestrel.",
+    ]
+
+
+def big_file(blocks: int, per_block: int) -> str:
+    parts = []
+    for number in range(blocks):
+        bullets = "".join(
+            f"- Memory {number}.{n}: Mira remembered a detail of voyage {number} that "
+            f"mattered to her crew.\n"
+            for n in range(per_block)
+        )
+        repeat = "- Mira owns a brass compass.\n"
+        parts.append(
+            f'<memory chat="{CHAT_A}" date="2026-02-{1 + number % 28:02d} 10:00">\n'
+            f"{repeat}{bullets}</memory>\n"
+        )
+    return "\n".join(parts)
+
+
+async def test_a_file_larger_than_the_context_is_consolidated_in_calls_that_each_fit(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    text = big_file(blocks=24, per_block=4)
+    write_memories(ws, text)
+    for _ in range(40):
+        llm_server.reply_with(drop_repeats)
+    budget = 1500
+    assert len(text) / 4 > budget
+
+    preview = await consolidation(ws, llm_server).preview(CHARACTER, context_tokens=budget)
+
+    requests = llm_server.requests
+    assert preview.calls == len(requests) >= 4
+    for request in requests:
+        prompt_chars = sum(len(m["content"]) for m in request.json["messages"])
+        assert prompt_chars / 4 + request.json["max_tokens"] <= budget
+    sent = [b.text for r in requests for block in sent_blocks(r) for b in block.bullets]
+    original = [b.text for block in parse_memory_file(text).blocks for b in block.bullets]
+    assert sorted(sent) == sorted(original)  # each memory sent once, no final all-in-one call
+    assert preview.diff.bullets_after < preview.diff.bullets_before
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        [openai_completion('<memory sources="1">\n- Mira owns', finish_reason="length")],
+        [openai_completion('<memory sources="1,2,3">\n- Mira owns a brass compass.\n')],
+        [openai_completion("Sorry, I can't help with that.")],
+        [openai_completion('<memory sources="9">\n- Mira owns a brass compass.\n</memory>')],
+    ],
+)
+async def test_an_unusable_answer_rejects_the_consolidation_and_touches_nothing(
+    ws: Workspace, llm_server: ScriptedLLMServer, answers: list[dict]
+) -> None:
+    path = write_memories(ws)
+    for answer in answers:
+        llm_server.reply(json=answer)
+    service = consolidation(ws, llm_server)
+    with pytest.raises(UnusableConsolidationError, match="nothing was changed"):
+        await service.preview(CHARACTER)
+    assert path.read_text(encoding="utf-8") == MEMORIES
+    with pytest.raises(NotFoundError):
+        service.get_preview(1)
+    kinds = [entry.kind for entry in ActivityLog(ws.db).entries(character=CHARACTER)]
+    assert "consolidate.rejected" in kinds
+
+
+async def test_a_bad_answer_in_a_later_chunk_rejects_the_whole_consolidation(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    path = write_memories(ws, big_file(blocks=12, per_block=4))
+    before = path.read_bytes()
+    llm_server.reply_with(drop_repeats)
+    llm_server.reply_text('<memory sources="1">\n- half an answer', finish_reason="length")
+    with pytest.raises(UnusableConsolidationError, match="call 2 of"):
+        await consolidation(ws, llm_server).preview(CHARACTER, context_tokens=1500)
+    assert path.read_bytes() == before
+
+
+async def test_a_conservative_pass_that_drops_most_memories_warns_in_the_preview(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    write_memories(ws)
+    llm_server.reply_text('<memory sources="1,2,3">\n- Mira owns a brass compass.\n</memory>')
+    preview = await consolidation(ws, llm_server).preview(CHARACTER)
+    assert len(preview.warnings) == 1 and "80%" in preview.warnings[0]
+
+
+async def test_strategy_prompts_are_editable_per_workspace_and_restorable(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    write_memories(ws)
+    service = consolidation(ws, llm_server)
+    service.set_prompt("aggressive", "Squeeze {{char}}'s memories hard.")
+    assert not service.is_default_prompt("aggressive")
+    llm_server.reply_with(drop_repeats)
+    await service.preview(CHARACTER, strategy="aggressive")
+    assert llm_server.requests[0].json["messages"][0]["content"] == "Squeeze Mira's memories hard."
+
+    service.restore_default_prompt("aggressive")
+    assert service.prompt("aggressive") == DEFAULT_PROMPTS["aggressive"]
+    assert service.is_default_prompt("aggressive")

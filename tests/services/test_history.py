@@ -1,0 +1,163 @@
+from pathlib import Path
+
+import pytest
+
+from charmemory.adapters.memory_files import MemoryFiles
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import memory_history, memory_manager
+from charmemory.errors import CharMemoryError, NotFoundError
+from charmemory.services.extraction import ExtractionService
+from charmemory.services.extraction_admin import ExtractionAdmin
+from tests.support.extraction_fixtures import (
+    CHARACTER,
+    alternating,
+    make_workspace,
+    memory_block,
+    scripted_model,
+    write_chat,
+)
+from tests.support.scripted_llm import ScriptedLLMServer
+
+LEGACY = "## Memory 1\n_Extracted: 2025-12-01 10:00_\n- Mira owns a brass compass.\n"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return make_workspace(tmp_path / "ws", messages_per_call=10)
+
+
+def path_of(ws: Workspace) -> Path:
+    return MemoryFiles(ws).path_for(CHARACTER)
+
+
+def causes(ws: Workspace) -> list[str]:
+    return [v.cause for v in memory_history(ws).history(CHARACTER).versions]
+
+
+def first_id(ws: Workspace) -> str:
+    return memory_manager(ws).list(CHARACTER).blocks[0].memories[0].id
+
+
+def admin(ws: Workspace, server: ScriptedLLMServer) -> ExtractionAdmin:
+    return ExtractionAdmin(ws, ExtractionService(ws, model=lambda: scripted_model(server)))
+
+
+async def test_every_kind_of_change_is_recorded_with_its_cause(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    write_chat(ws, alternating(10))
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await ExtractionService(ws, model=lambda: scripted_model(llm_server)).extract(CHARACTER)
+    admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    manager = memory_manager(ws)
+    await manager.edit(CHARACTER, first_id(ws), "Alex owes Mira fifty crowns.")
+    await manager.add(CHARACTER, ["Mira hates fog."])
+    await manager.delete(CHARACTER, first_id(ws))
+    admin(ws, llm_server).clear(CHARACTER, confirmed=True)
+    assert causes(ws) == ["extraction", "pin", "edit", "add", "delete", "clear"]
+
+
+async def test_a_legacy_file_records_what_was_found_and_its_migration(ws: Workspace) -> None:
+    path_of(ws).write_text(LEGACY, encoding="utf-8")
+    await memory_manager(ws).add(CHARACTER, ["Mira hates fog."])
+    history = memory_history(ws)
+    assert causes(ws) == ["found", "migration", "add"]
+    assert '+<memory chat="imported"' in history.diff(CHARACTER, 1, 2)
+
+
+async def test_the_same_content_is_recorded_once_and_history_survives_a_restart(
+    ws: Workspace,
+) -> None:
+    manager = memory_manager(ws)
+    await manager.add(CHARACTER, ["Mira hates fog."])
+    files = MemoryFiles(ws)
+    loaded = files.load(path_of(ws))
+    files.save(loaded, loaded.file, cause="edit")  # nothing changed
+    root = ws.root
+    ws.close()
+
+    reopened = Workspace.open(root)
+    versions = memory_history(reopened).history(CHARACTER).versions
+    assert [(v.number, v.cause) for v in versions] == [(1, "add")]
+
+
+async def test_undo_walks_back_one_version_at_a_time_and_is_recorded(ws: Workspace) -> None:
+    manager = memory_manager(ws)
+    history = memory_history(ws)
+    await manager.add(CHARACTER, ["First."])
+    first = path_of(ws).read_bytes()
+    await manager.add(CHARACTER, ["Second."])
+    second = path_of(ws).read_bytes()
+    await manager.edit(CHARACTER, first_id(ws), "First, edited.")
+
+    undone = await history.undo(CHARACTER)
+    assert (undone.restored.number, undone.recorded.number) == (2, 4)
+    assert path_of(ws).read_bytes() == second
+    await history.undo(CHARACTER)
+    assert path_of(ws).read_bytes() == first
+    with pytest.raises(CharMemoryError, match="nothing to undo"):
+        await history.undo(CHARACTER)
+
+    await history.undo(CHARACTER, to=3)
+    assert "First, edited." in path_of(ws).read_text(encoding="utf-8")
+    assert causes(ws) == ["add", "add", "edit", "undo", "undo", "undo"]
+    with pytest.raises(CharMemoryError, match="already holds"):
+        await history.undo(CHARACTER, to=3)
+    with pytest.raises(NotFoundError, match="no version 9"):
+        await history.undo(CHARACTER, to=9)
+
+
+async def test_undo_of_clear_brings_the_memories_back(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.\nAlex is from Cinderfall.")
+    kept = path_of(ws).read_bytes()
+    assert admin(ws, llm_server).clear(CHARACTER, confirmed=True)
+    assert not path_of(ws).exists()
+    assert not (ws.state_dir / "trash").exists()
+
+    undone = await memory_history(ws).undo(CHARACTER)
+
+    assert path_of(ws).read_bytes() == kept
+    assert undone.restored.cause == "pin"
+    assert memory_manager(ws).list(CHARACTER).count == 2
+
+
+async def test_a_hand_edit_between_two_operations_is_kept_as_its_own_version(
+    ws: Workspace,
+) -> None:
+    manager = memory_manager(ws)
+    await manager.add(CHARACTER, ["Mira owns a brass compass.", "Alex sings."])
+    hand_edited = path_of(ws).read_text(encoding="utf-8").replace("brass", "silver")
+    path_of(ws).write_text(hand_edited, encoding="utf-8")
+
+    listing = manager.list(CHARACTER)
+    alex = next(m.id for m in listing.blocks[0].memories if m.text == "Alex sings.")
+    await manager.delete(CHARACTER, alex)
+
+    history = memory_history(ws)
+    assert causes(ws) == ["add", "outside edit", "delete"]
+    assert "-- Mira owns a brass compass.\n+- Mira owns a silver compass.\n" in history.diff(
+        CHARACTER, 1, 2
+    )
+    await history.undo(CHARACTER)
+    assert path_of(ws).read_text(encoding="utf-8") == hand_edited
+
+
+async def test_a_file_deleted_by_hand_is_recorded_and_can_be_restored(ws: Workspace) -> None:
+    await memory_manager(ws).add(CHARACTER, ["Mira hates fog."])
+    kept = path_of(ws).read_bytes()
+    path_of(ws).unlink()
+    history = memory_history(ws)
+    versions = history.history(CHARACTER).versions
+    assert [(v.cause, v.deleted) for v in versions] == [("add", False), ("outside edit", True)]
+    assert "(no file)" in history.diff(CHARACTER, 1)
+    await history.undo(CHARACTER)
+    assert path_of(ws).read_bytes() == kept
+
+
+def test_a_file_with_no_history_says_so(ws: Workspace) -> None:
+    history = memory_history(ws)
+    assert history.history(CHARACTER).versions == ()
+    with pytest.raises(CharMemoryError, match="no history yet"):
+        history.diff(CHARACTER, 1)

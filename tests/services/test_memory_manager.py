@@ -1,0 +1,163 @@
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from charmemory.adapters.memory_files import MemoryFiles
+from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
+from charmemory.adapters.sqlite_index import SqliteIndex, SqliteRetrievalLog
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import memory_access, memory_manager, retrieval_service
+from charmemory.core.retrieval import items_from_memory_file
+from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
+from charmemory.formats.memory_file import list_bullets, parse_memory_file
+from charmemory.services.memory_access import MemoryChange, MemoryFileAccess, collection_for
+from charmemory.services.memory_manager import MemoryManager
+from charmemory.services.retrieval import RetrievalService
+from tests.adapters.test_sqlite_index import WordHashEmbedder
+from tests.support.extraction_fixtures import CHARACTER, make_workspace
+
+MEMORIES = (
+    "Notes typed by hand stay.\n\n"
+    '<memory chat="Mira - 2026-02-15@10h00m00s123ms" date="2026-02-15 10:42">\n'
+    "- Mira owns a brass compass.\n- Alex is from Cinderfall.\n</memory>\n\n"
+    '<memory chat="pinned" date="2026-02-20 08:00">\n- Mira captains the Kestrel.\n</memory>\n'
+)
+NOW = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    ws = make_workspace(tmp_path / "ws")
+    MemoryFiles(ws).path_for(CHARACTER).write_text(MEMORIES, encoding="utf-8")
+    return ws
+
+
+def text_of(ws: Workspace) -> str:
+    return MemoryFiles(ws).path_for(CHARACTER).read_text(encoding="utf-8")
+
+
+def id_of(ws: Workspace, text: str) -> str:
+    listing = memory_manager(ws).list(CHARACTER)
+    return next(m.id for block in listing.blocks for m in block.memories if m.text == text)
+
+
+def test_the_listing_shows_blocks_and_the_ids_the_file_format_gives(ws: Workspace) -> None:
+    listing = memory_manager(ws).list(CHARACTER)
+    assert listing.file == "user/files/Mira-memories.md" and listing.count == 3
+    assert [(b.index, b.chat, b.date) for b in listing.blocks] == [
+        (0, "Mira - 2026-02-15@10h00m00s123ms", "2026-02-15 10:42"),
+        (1, "pinned", "2026-02-20 08:00"),
+    ]
+    ids = [m.id for b in listing.blocks for m in b.memories]
+    assert ids == [ref.memory_id for ref in list_bullets(parse_memory_file(MEMORIES))]
+
+
+async def test_edit_rewrites_one_memory_and_gives_its_new_id(ws: Workspace) -> None:
+    changed = await memory_manager(ws).edit(
+        CHARACTER, id_of(ws, "Alex is from Cinderfall."), "Alex grew up in Cinderfall."
+    )
+    assert text_of(ws) == MEMORIES.replace("Alex is from", "Alex grew up in")
+    assert changed.ids == (id_of(ws, "Alex grew up in Cinderfall."),)
+
+
+async def test_deleting_the_last_memory_of_a_block_removes_the_block(ws: Workspace) -> None:
+    manager = memory_manager(ws)
+    await manager.delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
+    await manager.delete(CHARACTER, id_of(ws, "Mira captains the Kestrel."))
+    assert text_of(ws) == (
+        "Notes typed by hand stay.\n\n"
+        '<memory chat="Mira - 2026-02-15@10h00m00s123ms" date="2026-02-15 10:42">\n'
+        "- Alex is from Cinderfall.\n</memory>\n"
+    )
+
+
+async def test_add_appends_a_dated_block(ws: Workspace) -> None:
+    manager = MemoryManager(memory_access(ws), clock=lambda: NOW)
+    changed = await manager.add(CHARACTER, ["Mira hates fog.", "  ", "Alex owes Mira 40 crowns."])
+    block = parse_memory_file(text_of(ws)).blocks[-1]
+    assert (block.chat, block.date) == ("manual", NOW.astimezone().strftime("%Y-%m-%d %H:%M"))
+    assert [b.text for b in block.bullets] == ["Mira hates fog.", "Alex owes Mira 40 crowns."]
+    assert len(changed.ids) == 2 and changed.version == 2
+    with pytest.raises(CharMemoryError, match="nothing to add"):
+        await manager.add(CHARACTER, ["", " "])
+
+
+async def test_a_stale_listing_or_an_unknown_id_changes_nothing(ws: Workspace) -> None:
+    manager = memory_manager(ws)
+    listing = manager.list(CHARACTER)
+    path = MemoryFiles(ws).path_for(CHARACTER)
+    path.write_text(MEMORIES + "\n", encoding="utf-8")
+    with pytest.raises(ConflictError, match="changed since it was listed"):
+        await manager.edit(CHARACTER, listing.blocks[0].memories[0].id, "x", expect=listing.digest)
+    with pytest.raises(NotFoundError, match="no memory with id"):
+        await manager.delete(CHARACTER, "000000000000")
+    assert text_of(ws) == MEMORIES + "\n"
+
+
+async def test_every_change_is_announced_and_a_failed_announcement_is_a_warning(
+    ws: Workspace,
+) -> None:
+    heard: list[MemoryChange] = []
+
+    async def listen(change: MemoryChange) -> None:
+        heard.append(change)
+        raise ConfigError("the embedding model is not installed")
+
+    access = MemoryFileAccess(
+        memory_access(ws).library,
+        MemoryFiles(ws),
+        lambda character, chat: MemoryFiles(ws).path_for(character.name),
+        on_change=listen,
+    )
+    changed = await MemoryManager(access).delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
+    assert [c.memories.bullet_count for c in heard] == [2]
+    assert heard[0].file == "user/files/Mira-memories.md"
+    assert "not updated: the embedding model is not installed" in changed.warnings[0]
+    assert "Mira owns a brass compass." not in text_of(ws)
+
+
+def retrieval_over(ws: Workspace, embedder: WordHashEmbedder) -> RetrievalService:
+    return RetrievalService(SqliteIndex(ws.db, embedder), embedder, SqliteRetrievalLog(ws.db))
+
+
+async def test_an_indexed_character_has_its_index_follow_each_edit(ws: Workspace) -> None:
+    embedder = WordHashEmbedder()
+    retrieval = retrieval_over(ws, embedder)
+    collection = collection_for(CHARACTER)
+    items = items_from_memory_file(
+        collection, "user/files/Mira-memories.md", parse_memory_file(MEMORIES)
+    )
+    await retrieval.sync(collection, items)
+    before = embedder.embedded
+    manager = MemoryManager(memory_access(ws, retrieval))
+
+    await manager.edit(CHARACTER, id_of(ws, "Mira owns a brass compass."), "Mira owns a sextant.")
+
+    assert embedder.embedded == before + 1  # only the edited memory
+    found = [r.text for r in await retrieval.search(collection, "sextant", k=5)]
+    assert "Mira owns a sextant." in found and "Mira owns a brass compass." not in found
+
+
+async def test_a_character_never_indexed_gets_no_index_from_an_edit(ws: Workspace) -> None:
+    embedder = WordHashEmbedder()
+    retrieval = retrieval_over(ws, embedder)
+    await MemoryManager(memory_access(ws, retrieval)).add(CHARACTER, ["Mira hates fog."])
+    assert embedder.embedded == 0
+    assert await retrieval.stats(collection_for(CHARACTER)) is None
+
+
+@pytest.mark.local_model
+async def test_the_real_index_follows_a_deleted_memory(ws: Workspace) -> None:
+    ModelInstaller().install(MINILM_L6_V2_INT8)
+    retrieval = retrieval_service(ws)
+    collection = collection_for(CHARACTER)
+    items = items_from_memory_file(
+        collection, "user/files/Mira-memories.md", parse_memory_file(MEMORIES)
+    )
+    await retrieval.sync(collection, items)
+
+    await memory_manager(ws).delete(CHARACTER, id_of(ws, "Mira captains the Kestrel."))
+
+    found = [r.text for r in await retrieval.search(collection, "Who commands the ship?", k=5)]
+    assert found and "Mira captains the Kestrel." not in found
