@@ -113,3 +113,38 @@ def test_custom_prompt_is_used_checked_and_restorable(
     capsys.readouterr()
     assert run(["prompt", "show"]) == 0
     assert "HOUSE PROMPT" not in capsys.readouterr().out
+
+
+def test_settings_per_workspace_and_character_are_checked_and_used(
+    ws_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["settings", "set", "interval", "150"]) == 2
+    assert "between 3 and 100" in capsys.readouterr().err
+    assert run(["settings", "set", "file_name_override", "x.md"]) == 2  # per character only
+    assert run(["settings", "set", "interval", "7"]) == 0
+    assert run(["settings", "set", "extraction.interval", "5", "--character", CHARACTER]) == 0
+    capsys.readouterr()
+    assert run(["settings", "show", "--character", CHARACTER]) == 0
+    assert "interval                   5        character" in capsys.readouterr().out
+    assert run(["status", CHARACTER]) == 0
+    assert "10/5 msgs" in capsys.readouterr().out
+    assert run(["settings", "unset", "interval", "--character", CHARACTER]) == 0
+    assert run(["status", CHARACTER]) == 0
+    assert "10/7 msgs" in capsys.readouterr().out
+
+
+def test_status_lists_messages_changed_after_extraction(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from charmemory.adapters.workspace import Workspace
+    from tests.support.extraction_fixtures import message
+
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    assert run(["extract", CHARACTER]) == 0
+    chat = alternating(20)
+    chat[7] = message(7, is_user=False, text="An edited line, after extraction.")
+    write_chat(Workspace.open(ws_root), chat)
+    capsys.readouterr()
+    assert run(["status", CHARACTER]) == 0
+    assert "changed: message 7 was edited, swiped or replaced" in capsys.readouterr().out

@@ -317,3 +317,28 @@ async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
     ).extract(CHARACTER)
     assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
     assert len(report.chunks[0].dropped) == 1
+
+
+async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    import asyncio
+
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(30))
+    stop = asyncio.Event()
+
+    def stop_after_first(report, done: int, total: int) -> None:
+        if done == 1:
+            stop.set()
+
+    llm_server.reply_text(memory_block("Chunk one fact."))
+    first = await service(ws, llm_server, clock).extract(
+        CHARACTER, progress=stop_after_first, stop=stop
+    )
+    assert first.stopped and [(c.first, c.last) for c in first.chunks] == [(0, 9)]
+    for n in (2, 3):
+        llm_server.reply_text(memory_block(f"Chunk {n} fact."))
+    rest = await service(ws, llm_server, clock).extract(CHARACTER)
+    assert [(c.first, c.last) for c in rest.chunks] == [(10, 19), (20, 29)]
+    assert len(llm_server.requests) == 3

@@ -12,6 +12,7 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     prompt_cmds,
     provider_cmds,
     retrieval_cmds,
+    settings_cmds,
     workspace_cmds,
 )
 from charmemory.cli.application import app, run
