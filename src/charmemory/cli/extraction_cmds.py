@@ -9,6 +9,13 @@ import time
 from typing import Annotated
 
 import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from charmemory.adapters.activity_log import ActivityLog
 from charmemory.cli.application import app, state
@@ -119,28 +126,43 @@ def batch(
         return
     if not yes and not typer.confirm("run it?", default=True):
         raise typer.Exit(1)
-    asyncio.run(_run_batch(service, character, [c for c, _, calls in plan.chats if calls]))
+    asyncio.run(_run_batch(service, character, [(c, n) for c, _, n in plan.chats if n]))
 
 
-async def _run_batch(service: ExtractionService, character: str, chats: list[str]) -> None:
+async def _run_batch(
+    service: ExtractionService, character: str, chats: list[tuple[str, int]]
+) -> None:
+    """Chat by chat, call by call, under a progress bar; Ctrl-C stops after the current call."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, stop.set)
+    saved = 0
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("calls"),
+        TimeElapsedColumn(),
+    )
     try:
-        for number, chat_id in enumerate(chats, start=1):
-            if stop.is_set():
-                break
-            typer.echo(f"[{number}/{len(chats)}] {chat_id}")
+        with Progress(*columns, transient=False) as bar:
+            task = bar.add_task("batch", total=sum(calls for _, calls in chats))
+            for chat_id, _ in chats:
+                if stop.is_set():
+                    break
+                bar.update(task, description=chat_id[:40])
 
-            def shown(report: ExtractionReport, done: int, total: int) -> None:
-                if done:
-                    typer.echo(f"    call {done}/{total}: {report.saved} memories so far")
+                def advance(report: ExtractionReport, done: int, total: int) -> None:
+                    if done:
+                        bar.advance(task)
 
-            report = await service.extract(character, chat_id, progress=shown, stop=stop)
-            if report.stopped:
-                break
+                report = await service.extract(character, chat_id, progress=advance, stop=stop)
+                saved += report.saved
+                if report.stopped:
+                    break
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+    typer.echo(f"{saved} memories saved")
     if stop.is_set():
         typer.echo("stopped; progress is saved per call, run the batch again to continue")
 
