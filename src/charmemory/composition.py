@@ -23,6 +23,7 @@ from charmemory.adapters.sqlite_index import SqliteIndex, SqliteRetrievalLog
 from charmemory.adapters.workspace import Workspace
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
+from charmemory.services.extraction_admin import ExtractionAdmin
 from charmemory.services.memory_access import MemoryFileAccess, index_follower
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
@@ -115,7 +116,8 @@ def memory_manager(ws: Workspace) -> MemoryManager:
 
 
 def memory_history(ws: Workspace) -> MemoryHistoryService:
-    return MemoryHistoryService(memory_access(ws))
+    admin = ExtractionAdmin(ws, extraction_service(ws))
+    return MemoryHistoryService(memory_access(ws), on_clear_undone=admin.restore_cleared_state)
 
 
 def consolidation_service(

@@ -148,3 +148,22 @@ def test_status_lists_messages_changed_after_extraction(
     capsys.readouterr()
     assert run(["status", CHARACTER]) == 0
     assert "changed: message 7 was edited, swiped or replaced" in capsys.readouterr().out
+
+
+def test_undo_of_clear_brings_back_memories_and_extraction_progress(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply_text(memory_block("Mira keeps a brass compass."))
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    assert run(["extract", CHARACTER]) == 0
+    assert run(["clear", CHARACTER, "--yes"]) == 0
+    capsys.readouterr()
+    assert run(["status", CHARACTER]) == 0
+    assert "last extracted: none of 20" in capsys.readouterr().out
+    assert run(["undo", CHARACTER]) == 0
+    capsys.readouterr()
+    assert run(["status", CHARACTER]) == 0
+    out = capsys.readouterr().out
+    assert "1 memories in 1 blocks" in out and "last extracted: 19 of 20" in out
+    assert run(["extract", CHARACTER]) == 0
+    assert len(llm_server.requests) == 2  # nothing is sent to the model again

@@ -219,6 +219,38 @@ class ExtractionState:
             for row in rows
         ]
 
+    # -- snapshots (so that undoing a clear also brings back what was extracted) ----
+
+    def snapshot(self, character: str) -> dict[str, dict[str, object]]:
+        """Every chat's watermark, last run and fingerprints, as JSON-ready data."""
+        return {
+            state.chat: {
+                "watermark": state.watermark,
+                "last_run_at": None if state.last_run_at is None else state.last_run_at.isoformat(),
+                "fingerprints": {
+                    str(idx): fp for idx, fp in self.fingerprints(character, state.chat).items()
+                },
+            }
+            for state in self.chats(character)
+        }
+
+    def restore(self, character: str, snapshot: dict[str, dict[str, object]]) -> None:
+        with transaction(self._conn):
+            self.reset(character)
+            for chat, saved in snapshot.items():
+                self._conn.execute(
+                    "INSERT INTO extraction_chats (character, chat, watermark, last_run_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (character, chat, saved["watermark"], saved["last_run_at"]),
+                )
+                fingerprints = saved["fingerprints"]
+                assert isinstance(fingerprints, dict)
+                self._conn.executemany(
+                    "INSERT INTO extracted_messages (character, chat, idx, fingerprint) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(character, chat, int(idx), fp) for idx, fp in fingerprints.items()],
+                )
+
     # -- resets ------------------------------------------------------------------
 
     def reset(self, character: str, chats: Iterable[str] | None = None) -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.library import Library
 from charmemory.adapters.memory_files import MemoryFiles
+from charmemory.adapters.settings_store import SettingsStore, character_scope
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.memory_history import CLEAR
 from charmemory.core.triggers import TriggerState, trigger_status
@@ -23,6 +24,7 @@ from charmemory.formats.memory_file import append_block, build_block, format_blo
 from charmemory.services.extraction import ExtractionService, source_messages
 
 PINNED_CHAT = "pinned"
+CLEARED_STATE = "extraction_state_before_clear"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class ExtractionAdmin:
         self._library = Library(workspace)
         self._files = MemoryFiles(workspace)
         self._state = ExtractionState(workspace.db)
+        self._settings = SettingsStore(workspace.db)
 
     def status(self, character_name: str, chat_id: str | None = None) -> Status:
         character = self._library.character(character_name)
@@ -161,5 +164,21 @@ class ExtractionAdmin:
                 # The history keeps the file's last version: `undo` brings it back.
                 self._files.delete(memories, cause=CLEAR)
                 removed.append(self._files.relative(path))
+        # Kept so that `undo` of this clear also restores what was extracted.
+        self._settings.set(
+            CLEARED_STATE,
+            self._state.snapshot(character.name),
+            scope=character_scope(character.name),
+        )
         self._state.reset(character.name)
         return removed
+
+    def restore_cleared_state(self, character_name: str) -> bool:
+        """After `undo` of a clear: extraction progress as it stood before the clear."""
+        scope = character_scope(character_name)
+        saved = self._settings.get(CLEARED_STATE, scope=scope)
+        if saved is None:
+            return False
+        self._state.restore(character_name, saved)
+        self._settings.delete(CLEARED_STATE, scope=scope)
+        return True

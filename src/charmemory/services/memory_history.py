@@ -7,11 +7,12 @@ of every undo through the same `on_change` as any other change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from charmemory.core.memory_diff import unified_diff
-from charmemory.core.memory_history import Version, undo_target
+from charmemory.core.memory_history import CLEAR, Version, undo_target
 from charmemory.errors import CharMemoryError
 from charmemory.services.memory_access import MemoryFileAccess
 
@@ -34,8 +35,16 @@ class Undone:
 
 
 class MemoryHistoryService:
-    def __init__(self, access: MemoryFileAccess):
+    def __init__(
+        self,
+        access: MemoryFileAccess,
+        *,
+        on_clear_undone: Callable[[str], object] = lambda character: None,
+    ):
         self._access = access
+        # Undoing a clear brings the memories back; this brings back what the
+        # clear reset beside them (extraction progress), so nothing is re-extracted.
+        self._on_clear_undone = on_clear_undone
 
     def history(self, character_name: str, *, chat: str | None = None) -> History:
         # Loading first records any outside edit, so the list shows it.
@@ -66,10 +75,14 @@ class MemoryHistoryService:
         """Restore the version before the current one, or version ``to``."""
         character, loaded = self._access.load(character_name, chat)
         files = self._access.files
-        target = undo_target(files.versions(loaded.path), to)
+        versions = files.versions(loaded.path)
+        target = undo_target(versions, to)
+        undoes_clear = bool(versions) and versions[-1].cause == CLEAR and target.digest is not None
         recorded = files.restore(loaded, target.number)
         if recorded is None:
             raise CharMemoryError(f"the file already holds what version {target.number} held")
+        if undoes_clear:
+            self._on_clear_undone(character.name)
         restored = files.load(loaded.path)
         warnings = await self._access.announce(character, loaded.path, restored.file)
         return Undone(files.relative(loaded.path), target, recorded, tuple(warnings))
