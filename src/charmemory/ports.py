@@ -163,8 +163,16 @@ class RetrievalIndex(Protocol):
         items: Sequence[IndexItem],
         *,
         on_progress: SyncProgress | None = None,
+        reembed: bool = False,
     ) -> SyncReport:
-        """Make the collection hold exactly ``items``, embedding only new texts."""
+        """Make the collection hold exactly ``items``, embedding only new texts.
+
+        With ``reembed`` every item is embedded again and its stored vector replaced.
+        """
+        ...
+
+    async def plan_sync(self, collection: str, items: Sequence[IndexItem]) -> SyncReport:
+        """What `sync` would do now, without embedding or changing anything."""
         ...
 
     async def purge(self, collection: str) -> int: ...

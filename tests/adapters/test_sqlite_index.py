@@ -1,44 +1,15 @@
-import hashlib
-import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from charmemory.adapters.sqlite_index import (
-    SqliteIndex,
-    SqliteRetrievalLog,
-    fts_query,
-    migrate_retrieval_index,
-)
+from charmemory.adapters.retrieval_log import SqliteRetrievalLog
+from charmemory.adapters.sqlite_index import SqliteIndex, migrate_retrieval_index
 from charmemory.errors import ConfigError
 from charmemory.ports import IndexItem, RetrievalIndex, RetrievalLog
-
-
-class WordHashEmbedder:
-    """Deterministic bag-of-words vectors: texts sharing words are close. Counts its work."""
-
-    def __init__(self, model_name: str = "words-v1", dimensions: int = 64) -> None:
-        self.model_name = model_name
-        self.dimensions = dimensions
-        self.calls: list[list[str]] = []
-
-    @property
-    def embedded(self) -> int:
-        return sum(len(call) for call in self.calls)
-
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.casefold()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimensions] += 1
-            out[row, 0] += 0.01  # no zero vectors
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
+from tests.support.word_hash_embedder import WordHashEmbedder
 
 
 def open_db(path: Path) -> sqlite3.Connection:
@@ -84,7 +55,7 @@ async def search(index: SqliteIndex, embedder: WordHashEmbedder, query: str, k: 
 def test_migration_is_idempotent(conn: sqlite3.Connection) -> None:
     migrate_retrieval_index(conn)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"retrieval_collections", "retrieval_items", "retrieval_fts", "retrievals"} <= tables
+    assert {"retrieval_collections", "retrieval_items", "retrievals"} <= tables
 
 
 async def test_sync_embeds_only_new_texts(
@@ -247,26 +218,73 @@ async def test_vectors_of_the_wrong_size_are_refused(conn: sqlite3.Connection) -
     "query",
     ["\"what's up? AND (", "NEAR(a b", "*", "-dragon", "^start", "col:umn", 'a"b', "OR AND NOT"],
 )
-async def test_fts_syntax_in_user_text_is_harmless(
+async def test_search_syntax_in_user_text_is_plain_text(
     index: SqliteIndex, embedder: WordHashEmbedder, query: str
 ) -> None:
     await index.sync("char:A", items([*MEMORIES, "what is up with the dragon AND the near ships"]))
-    await search(index, embedder, query)
+    hits = await search(index, embedder, query, k=10)
+    lexical = {hit.text for hit in hits if hit.bm25_rank is not None}
+    if query == "-dragon":
+        assert lexical == {MEMORIES[2], "what is up with the dragon AND the near ships"}
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(max_size=60))
-def test_any_text_makes_a_valid_fts_query(conn: sqlite3.Connection, text: str) -> None:
-    expression = fts_query(text)
-    if expression is not None:
-        conn.execute(
-            "SELECT count(*) FROM retrieval_fts WHERE retrieval_fts MATCH ?", (expression,)
-        )
+async def test_word_forms_match_through_stemming(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    hits = await search(index, embedder, "Who is drowning? ÉLARA!", k=1)
+    elara = next(hit for hit in hits if hit.text == MEMORIES[0])
+    assert elara.bm25_rank == 1
 
 
-def test_function_words_alone_make_no_query() -> None:
-    assert fts_query("what is it? and the...") is None
-    assert fts_query("Where's the DRAGON, Kael?") == '"dragon" OR "kael"'
+async def test_ranks_count_the_rows_that_score_higher(
+    index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    texts = [f"filler line {i} about nothing at all" for i in range(40)]
+    await index.sync("char:A", items([*texts, "The password is xylophone."]))
+    query = "filler nothing xylophone"
+    vector = (await embedder.embed([query]))[0]
+    every = (await embedder.embed([*texts, "The password is xylophone."])) @ vector
+
+    hits = await index.search("char:A", query, vector, 3)
+
+    password = next(hit for hit in hits if "xylophone" in hit.text)
+    assert password.vector_rank == 1 + int((every > password.cosine).sum())
+    assert password.bm25_rank == 1  # the rarest word outweighs the common ones
+    assert sorted(h.bm25_rank for h in hits if h.bm25_rank)[:3] == [1, 2, 2]
+
+
+async def test_re_embedding_replaces_every_vector_in_place(
+    conn: sqlite3.Connection, index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    ids = conn.execute("SELECT id FROM retrieval_items ORDER BY id").fetchall()
+    conn.execute("UPDATE retrieval_items SET vector = zeroblob(256)")  # damaged vectors
+
+    report = await index.sync("char:A", items(MEMORIES), reembed=True)
+
+    assert (report.embedded, report.kept, report.added, report.reembedded_all) == (4, 4, 0, True)
+    assert conn.execute("SELECT id FROM retrieval_items ORDER BY id").fetchall() == ids
+    hits = await search(index, embedder, "moonflowers glade", k=1)
+    assert hits[0].text == MEMORIES[1] and hits[0].cosine > 0.5
+
+
+async def test_a_sync_plan_changes_nothing(
+    conn: sqlite3.Connection, index: SqliteIndex, embedder: WordHashEmbedder
+) -> None:
+    empty = await index.plan_sync("char:A", items(MEMORIES))
+    assert (empty.added, empty.removed, empty.kept, empty.embedded) == (4, 0, 0, 4)
+    await index.sync("char:A", items(MEMORIES))
+    before = embedder.embedded
+
+    plan = await index.plan_sync("char:A", items([*MEMORIES[1:], "A brand new memory."]))
+
+    assert (plan.added, plan.removed, plan.kept, plan.embedded) == (1, 1, 3, 1)
+    assert embedder.embedded == before
+    stats = await index.stats("char:A")
+    assert stats is not None and stats.items == 4
+    other = await SqliteIndex(conn, WordHashEmbedder("words-v2")).plan_sync("char:A", items([]))
+    assert (other.removed, other.reembedded_all) == (4, True)
 
 
 async def test_retrieval_log_keeps_the_latest(conn: sqlite3.Connection) -> None:
@@ -288,3 +306,16 @@ async def test_retrieval_log_keeps_the_latest(conn: sqlite3.Connection) -> None:
     assert (
         conn.execute("SELECT count(*) FROM retrievals WHERE collection='char:A'").fetchone()[0] == 2
     )
+
+
+async def test_cosines_are_the_same_without_numpys_vecdot(
+    conn: sqlite3.Connection, embedder: WordHashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await SqliteIndex(conn, embedder).sync("char:A", items(MEMORIES))
+    expected = await search(SqliteIndex(conn, embedder), embedder, "dragon ships", k=4)
+    monkeypatch.delattr(np, "vecdot", raising=False)  # numpy 1.x has none
+
+    found = await search(SqliteIndex(conn, embedder), embedder, "dragon ships", k=4)
+
+    assert [(h.key, h.vector_rank) for h in found] == [(h.key, h.vector_rank) for h in expected]
+    assert [h.cosine for h in found] == pytest.approx([h.cosine for h in expected])

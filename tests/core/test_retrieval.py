@@ -1,10 +1,15 @@
+from charmemory.core.chunking import ChunkSettings, chunk_file
 from charmemory.core.retrieval import (
     EmbeddingContext,
     MemoryItem,
     Provenance,
     build_query,
+    character_of,
+    chunk_items_from_memory_file,
+    collection_name,
     dedupe_key,
     embedding_text,
+    is_chunk_collection,
     items_from_memory_file,
     topic_of,
 )
@@ -76,3 +81,41 @@ def test_the_query_is_the_last_messages_newest_first() -> None:
 def test_dedupe_key_ignores_case_spacing_and_punctuation() -> None:
     assert dedupe_key("Elara fears  water!") == dedupe_key("elara fears water")
     assert dedupe_key("Elara fears water") != dedupe_key("Elara fears fire")
+
+
+def test_collections_are_named_after_character_chat_and_granularity() -> None:
+    assert collection_name("Mira") == "char:Mira"
+    assert collection_name("Mira", "Mira - 2026-02-15@10h00m00s") == (
+        "char:Mira/chat:Mira - 2026-02-15@10h00m00s"
+    )
+    assert collection_name("Mira", "c1", chunks=True) == "char:Mira/chat:c1/chunks"
+    for name in ("char:Mira", "char:Mira/chat:c1", "char:Mira/chunks", "char:Mira/chat:c/chunks"):
+        assert character_of(name) == "Mira"
+    assert character_of("book:World") is None
+    assert is_chunk_collection("char:Mira/chunks") and not is_chunk_collection("char:Mira")
+
+
+def test_chunk_items_carry_the_block_they_start_in() -> None:
+    memory = parse_memory_file(FILE * 3)
+    settings = ChunkSettings(size_threshold_kb=0, chunk_size=200)
+
+    items = chunk_items_from_memory_file("char:Elara/chunks", "Elara.md", memory, settings)
+
+    assert [item.text for item in items] == chunk_file(memory.render(), settings)
+    assert [item.provenance.chunk for item in items] == list(range(len(items)))
+    for item in items:
+        block = memory.blocks[item.provenance.block_index]
+        if item.text.startswith("<memory"):
+            assert item.text.startswith(block.render()[:40])
+        assert item.provenance.block_date == block.date
+        assert MemoryItem.from_payload("char:Elara/chunks", item.to_payload()) == item
+    assert items[-1].provenance.block_index == 5
+    assert embedding_text(items[0]) == items[0].text  # no context prefix for a chunk
+    assert "chunk" not in items_from_memory_file("c", "f.md", memory)[0].to_payload()
+
+
+def test_a_small_file_is_one_chunk() -> None:
+    memory = parse_memory_file(FILE)
+    [item] = chunk_items_from_memory_file("c", "f.md", memory, ChunkSettings())
+    assert item.text == FILE and item.provenance.block_index == 0
+    assert item.provenance.place == ("f.md", 0, 0)

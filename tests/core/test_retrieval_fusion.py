@@ -85,6 +85,9 @@ def test_strategies_round_trip_through_plain_data() -> None:
         ({"kind": "magic"}, "unknown fusion kind 'magic'"),
         ({"kind": "rrf", "depth": 3}, "unknown rrf fusion setting"),
         ({"kind": "single", "signal": "smell"}, "signal must be one of bm25, vector"),
+        ({"kind": "weighted", "bm25_weight": "a lot"}, "bm25_weight must be a number >= 0"),
+        ({"kind": "rrf", "k": True}, "k must be a number >= 0, not True"),
+        ({"kind": "gated", "min_score": -1}, "min_score must be a number >= 0"),
     ],
 )
 def test_bad_strategy_data_is_named(data: dict[str, object], message: str) -> None:

@@ -14,8 +14,8 @@ from charmemory.formats.memory_file import list_bullets, parse_memory_file
 from charmemory.services.memory_access import MemoryChange, MemoryFileAccess, collection_for
 from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.retrieval import RetrievalService
-from tests.adapters.test_sqlite_index import WordHashEmbedder
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
+from tests.support.word_hash_embedder import WordHashEmbedder
 
 MEMORIES = (
     "Notes typed by hand stay.\n\n"

@@ -1,22 +1,21 @@
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
-from charmemory.adapters.sqlite_index import (
-    SqliteIndex,
-    SqliteRetrievalLog,
-    migrate_retrieval_index,
-)
+from charmemory.adapters.retrieval_log import SqliteRetrievalLog
+from charmemory.adapters.sqlite_index import SqliteIndex, migrate_retrieval_index
+from charmemory.core.chunking import ChunkSettings, chunk_file
 from charmemory.core.fusion import SingleSignal
-from charmemory.core.retrieval import MemoryItem, items_from_memory_file
+from charmemory.core.retrieval import EmbeddingContext, MemoryItem, items_from_memory_file
+from charmemory.core.retrieval_settings import RetrievalSettings
 from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import Embedder
-from charmemory.services.retrieval import RetrievalService, RetrievalSettings
-from tests.adapters.test_sqlite_index import WordHashEmbedder
+from charmemory.services.retrieval import RetrievalService
+from tests.support.word_hash_embedder import WordHashEmbedder
 
 MEMORY_FILE = """<memory chat="Elara - 2026-02-15@10h00m00s" date="2026-02-15 10:42">
 - [Elara, Player — the drowned brother]
@@ -157,3 +156,83 @@ async def test_a_paraphrase_finds_the_memory_with_the_real_model(
     results = await service.search(COLLECTION, "Why does she refuse to go swimming?", k=2)
 
     assert results[0].text == "Elara is afraid of deep water."
+
+
+def per_character(**settings: RetrievalSettings) -> Callable[[str | None], RetrievalSettings]:
+    return lambda character: settings.get(character or "", RetrievalSettings())
+
+
+async def test_each_character_gets_its_own_settings(
+    conn: sqlite3.Connection, embedder: WordHashEmbedder
+) -> None:
+    chatty = RetrievalSettings(top_k=1, query_messages=1, context=EmbeddingContext(date=True))
+    service = make_service(conn, embedder, per_character(Elara=chatty))
+    await service.sync(COLLECTION, memory_items())
+    assert any(text.startswith("2026-03-01 09:30: Kael owes") for text in embedder.calls[-1])
+
+    retrieval = await service.retrieve_for_chat(COLLECTION, ["The dragon attacked.", "Kael?"])
+
+    assert retrieval.query == "Kael?" and len(retrieval.results) == 1
+    await service.sync("char:Other", items_from_other())
+    assert len(await service.search("char:Other", "Elara deep water")) > 1
+
+
+async def test_chunk_granularity_indexes_and_injects_chunks(
+    conn: sqlite3.Connection, embedder: WordHashEmbedder
+) -> None:
+    chunked = RetrievalSettings(
+        granularity="chunk",
+        chunks=ChunkSettings(size_threshold_kb=0, chunk_size=150),
+        chunk_count=3,
+        min_cosine=0,
+    )
+    service = make_service(conn, embedder, per_character(Elara=chunked))
+    collection = service.collection_for("Elara")
+    assert collection == "char:Elara/chunks"
+    assert service.collection_for("Kael", "chat 1") == "char:Kael/chat:chat 1"
+
+    report = await service.sync_file(collection, "Elara.md", parse_memory_file(MEMORY_FILE))
+    assert report.added == len(chunk_file(MEMORY_FILE, chunked.chunks)) > 2
+
+    retrieval = await service.retrieve(collection, "blacksmith coins")
+    assert retrieval.results[0].provenance.chunk is not None
+    assert "Kael owes the blacksmith" in retrieval.results[0].text
+    # Chunks go in whole and in file order, one per line, as in SillyTavern's Data Bank.
+    in_order = sorted(retrieval.results, key=lambda result: result.provenance.chunk or 0)
+    expected = "Related information:\n" + "\n".join(result.text for result in in_order)
+    assert retrieval.injection.text == expected and len(retrieval.results) == 3
+
+
+async def test_revectorize_embeds_again_and_purge_starts_over(
+    service: RetrievalService, embedder: WordHashEmbedder
+) -> None:
+    memory = parse_memory_file(MEMORY_FILE)
+    before = embedder.embedded
+
+    again = await service.revectorize(COLLECTION, "Elara.md", memory)
+    assert (again.embedded, again.kept, again.reembedded_all) == (6, 6, True)
+    purged = await service.revectorize(COLLECTION, "Elara.md", memory, purge=True)
+    assert (purged.embedded, purged.kept, purged.added) == (6, 0, 6)
+    assert embedder.embedded - before == 12
+    assert (await service.search(COLLECTION, "blacksmith", k=1))[0].text.startswith("Kael")
+
+
+async def test_a_sync_plan_tells_what_the_file_changed(
+    service: RetrievalService, embedder: WordHashEmbedder
+) -> None:
+    before = embedder.embedded
+    edited = parse_memory_file(MEMORY_FILE.replace("forty silver", "fifty silver"))
+
+    plan = await service.plan_sync_file(COLLECTION, "Elara.md", edited)
+
+    assert (plan.added, plan.removed, plan.kept) == (1, 1, 5)
+    assert embedder.embedded == before
+
+
+async def test_a_collection_never_indexed_finds_nothing_but_is_recorded(
+    service: RetrievalService,
+) -> None:
+    retrieval = await service.retrieve("char:Nobody", "dragon")
+    assert retrieval.results == [] and retrieval.injection.text == ""
+    record = await service.last_retrieval("char:Nobody")
+    assert record is not None and record.query == "dragon" and record.candidates == []

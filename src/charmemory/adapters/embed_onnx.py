@@ -100,6 +100,9 @@ class OnnxEmbedder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
         options.inter_op_num_threads = 1
+        # Spinning worker threads keep burning a core after each query and slow the
+        # index search that follows (bench/RESULTS.md: end-to-end p50 halved).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self._threads is not None:
             options.intra_op_num_threads = self._threads
         session = ort.InferenceSession(

@@ -27,18 +27,49 @@ class ChunkSettings:
     overlap_percent: float = 0
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """A chunk and where its own text (its overlap aside) starts in the file."""
+
+    text: str
+    start: int
+
+
 def chunk_file(text: str, settings: ChunkSettings = ChunkSettings()) -> list[str]:
     """The chunks Vector Storage would embed for a Data Bank file holding ``text``."""
+    return [chunk.text for chunk in chunks_of(text, settings)]
+
+
+def chunks_of(text: str, settings: ChunkSettings = ChunkSettings()) -> list[Chunk]:
+    """`chunk_file` with each chunk's position in ``text``."""
     # SillyTavern compares the file's size in bytes with the threshold.
     if len(text.encode("utf-8")) <= settings.size_threshold_kb * 1024:
-        return [text]
+        return [Chunk(text, 0)]
     overlap = round(settings.chunk_size * settings.overlap_percent / 100)
-    chunks = split_recursive(
-        text, settings.chunk_size - overlap if overlap else settings.chunk_size
-    )
+    cores = split_recursive(text, settings.chunk_size - overlap if overlap else settings.chunk_size)
+    starts = _starts(text, cores)
     if not overlap:
-        return chunks
-    return [_with_overlap(chunks, i, overlap) for i in range(len(chunks))]
+        return [Chunk(core, start) for core, start in zip(cores, starts, strict=True)]
+    return [Chunk(_with_overlap(cores, i, overlap), starts[i]) for i in range(len(cores))]
+
+
+def _starts(text: str, cores: list[str]) -> list[int]:
+    """Where each chunk begins in ``text``.
+
+    A chunk is not always a slice of the text: merging re-joins parts split at
+    a finer delimiter with the coarser one, as SillyTavern does. Its first line
+    up to 16 characters is looked for instead; when even that moved, the chunk
+    is placed right after the one before it.
+    """
+    starts: list[int] = []
+    cursor = 0
+    for core in cores:
+        probe = core.split("\n", 1)[0][:16]
+        found = text.find(probe, cursor) if probe else -1
+        start = found if found >= 0 else cursor
+        starts.append(start)
+        cursor = start + 1
+    return starts
 
 
 def split_recursive(

@@ -106,9 +106,14 @@ def fusion_from_dict(data: Mapping[str, Any]) -> Fusion:
     if unknown:
         raise ValueError(f"unknown {kind} fusion setting(s): {', '.join(sorted(unknown))}")
     fusion = cls(**{key: value for key, value in data.items() if key != "kind"})
-    for name in ("signal", "gate", "rank_by"):
-        if getattr(fusion, name, "bm25") not in _SIGNALS:
-            raise ValueError(f"{name} must be one of {', '.join(_SIGNALS)}")
+    for item in fields(fusion):
+        value = getattr(fusion, item.name)
+        if item.name in ("signal", "gate", "rank_by"):
+            if value not in _SIGNALS:
+                raise ValueError(f"{item.name} must be one of {', '.join(_SIGNALS)}")
+        # bool is an int in Python; `true` for a weight is a mistake, not 1.
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"{kind} fusion {item.name} must be a number >= 0, not {value!r}")
     return fusion
 
 

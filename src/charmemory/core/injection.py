@@ -31,7 +31,7 @@ class InjectionSettings:
     template: str = "Related information:\n{{text}}"
     item_template: str = "- {{text}}"  # also knows {{chat}}, {{date}} and {{topic}}
     separator: str = "\n"
-    token_budget: int = 400
+    token_budget: int | None = 400  # None: no limit, as for SillyTavern's Data Bank chunks
     order: Literal["document", "relevance"] = "document"
     position: Position = "in_prompt"
     depth: int = 4
@@ -76,7 +76,7 @@ def build_injection(
     over: list[str] = []
     for entry in entries:
         trial = _render([*kept, entry], lines, settings)
-        if count_tokens(trial) <= settings.token_budget:
+        if settings.token_budget is None or count_tokens(trial) <= settings.token_budget:
             kept.append(entry)
         else:
             over.append(entry.id)

@@ -52,8 +52,3 @@ def checked_file_name(name: str, *, default_suffix: str = "") -> str:
     if default_suffix and "." not in cleaned:
         cleaned += default_suffix
     return cleaned
-
-
-def collection_name(character: str, chat_id: str | None = None) -> str:
-    """The retrieval collection of a character's memories (one per chat in per-chat mode)."""
-    return f"char:{character}" if chat_id is None else f"char:{character}/chat:{chat_id}"

@@ -1,28 +1,62 @@
-"""What gets indexed for retrieval, and how a query is built from the chat.
+"""What gets indexed for retrieval, in which collection, and how a query is built from the chat.
 
-Each memory bullet is one item. The text that is embedded and matched carries
-the bullet's block context, the CharMemory topic tag (the block's first bullet
-when it reads ``[Names — short description]``) and optionally the block date and
-chat, because a bullet such as "She refused." means little on its own.
+By default each memory bullet is one item. The text that is embedded and
+matched carries the bullet's block context, the CharMemory topic tag (the
+block's first bullet when it reads ``[Names — short description]``) and
+optionally the block date and chat, because a bullet such as "She refused."
+means little on its own. The other granularity cuts the whole file into
+SillyTavern-style chunks (`chunk_items_from_memory_file`).
+
+Collections are named after what they serve: ``char:<name>`` for a character,
+``char:<name>/chat:<chat id>`` for one chat's memories in per-chat mode, and
+``/chunks`` appended for chunk items, so the bullet collection that extraction
+and the edit follower keep up to date is never overwritten with chunks.
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from charmemory.formats.memory_file import MemoryFile, list_bullets
+from charmemory.core.chunking import ChunkSettings, chunks_of
+from charmemory.formats.memory_file import MemoryBlock, MemoryFile, list_bullets
 
 _TOPIC_TAG = re.compile(r"^\[(.+)\]$", re.DOTALL)
 _NEWLINES = re.compile(r"\n+")
 _NOT_WORD = re.compile(r"[\W_]+")
+_CHARACTER = "char:"
+_CHAT = "/chat:"
+_CHUNKS = "/chunks"
+
+
+def collection_name(character: str, chat_id: str | None = None, *, chunks: bool = False) -> str:
+    """The collection holding a character's memories (one chat's, in per-chat mode)."""
+    name = _CHARACTER + character + (_CHAT + chat_id if chat_id is not None else "")
+    return name + _CHUNKS if chunks else name
+
+
+def character_of(collection: str) -> str | None:
+    """The character a collection belongs to; None for a collection of something else."""
+    if not collection.startswith(_CHARACTER):
+        return None
+    return collection[len(_CHARACTER) :].removesuffix(_CHUNKS).split(_CHAT, 1)[0]
+
+
+def is_chunk_collection(collection: str) -> bool:
+    return collection.startswith(_CHARACTER) and collection.endswith(_CHUNKS)
 
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where an item came from: 0-based block and bullet indices in its memory file."""
+    """Where an item came from: 0-based block and bullet indices in its memory file.
+
+    A chunk item has its 0-based number in ``chunk``; its block is the one the
+    chunk starts in, and ``bullet_index`` is 0.
+    """
 
     file: str
     block_index: int
@@ -30,6 +64,14 @@ class Provenance:
     block_chat: str = ""
     block_date: str = ""
     topic: str = ""
+    chunk: int | None = None
+
+    @property
+    def place(self) -> tuple[str, int, int]:
+        """Sorts items in file order."""
+        if self.chunk is not None:
+            return (self.file, self.chunk, 0)
+        return (self.file, self.block_index, self.bullet_index)
 
 
 @dataclass(frozen=True)
@@ -42,7 +84,8 @@ class MemoryItem:
     provenance: Provenance
 
     def to_payload(self) -> dict[str, Any]:
-        return {"id": self.id, "text": self.text, **asdict(self.provenance)}
+        source = {key: value for key, value in asdict(self.provenance).items() if value is not None}
+        return {"id": self.id, "text": self.text, **source}
 
     @classmethod
     def from_payload(cls, collection: str, payload: Mapping[str, Any]) -> MemoryItem:
@@ -53,6 +96,7 @@ class MemoryItem:
             block_chat=str(payload.get("block_chat", "")),
             block_date=str(payload.get("block_date", "")),
             topic=str(payload.get("topic", "")),
+            chunk=None if payload.get("chunk") is None else int(payload["chunk"]),
         )
         return cls(str(payload["id"]), str(payload["text"]), collection, provenance)
 
@@ -93,9 +137,51 @@ def items_from_memory_file(collection: str, file: str, memory: MemoryFile) -> li
     return items
 
 
+def chunk_items_from_memory_file(
+    collection: str, file: str, memory: MemoryFile, settings: ChunkSettings
+) -> list[MemoryItem]:
+    """The file cut as SillyTavern's Vector Storage cuts a Data Bank file, one item per chunk."""
+    text = memory.render()
+    block_starts = _block_starts(memory)
+    items = []
+    for number, chunk in enumerate(chunks_of(text, settings)):
+        if not chunk.text.strip():
+            continue
+        block_index = max(bisect.bisect_right(block_starts, chunk.start) - 1, 0)
+        block = memory.blocks[block_index] if memory.blocks else None
+        provenance = Provenance(
+            file=file,
+            block_index=block_index,
+            bullet_index=0,
+            block_chat=block.chat if block else "",
+            block_date=block.date if block else "",
+            chunk=number,
+        )
+        chunk_id = hashlib.sha256(chunk.text.encode()).hexdigest()[:12]
+        items.append(MemoryItem(chunk_id, chunk.text, collection, provenance))
+    return items
+
+
+def _block_starts(memory: MemoryFile) -> list[int]:
+    starts = []
+    offset = 0
+    for segment in memory.segments:
+        if isinstance(segment, MemoryBlock):
+            starts.append(offset)
+            offset += len(segment.render())
+        else:
+            offset += len(segment.text)
+    return starts
+
+
 def embedding_text(item: MemoryItem, context: EmbeddingContext = EmbeddingContext()) -> str:
-    """The text embedded and matched for ``item``: its context, then the bullet."""
+    """The text embedded and matched for ``item``: its context, then the bullet.
+
+    A chunk is embedded as it is, like SillyTavern does.
+    """
     source = item.provenance
+    if source.chunk is not None:
+        return item.text
     prefix = [
         value
         for wanted, value in (

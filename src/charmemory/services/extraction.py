@@ -36,8 +36,8 @@ from charmemory.core.extraction_prompt import (
 )
 from charmemory.core.extraction_settings import ExtractionSettings, merge_settings
 from charmemory.core.message_cleaning import render_messages
-from charmemory.core.naming import collection_name, sanitize
-from charmemory.core.retrieval import items_from_memory_file
+from charmemory.core.naming import sanitize
+from charmemory.core.retrieval import collection_name, items_from_memory_file
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
     SourceMessage,

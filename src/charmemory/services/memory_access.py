@@ -14,7 +14,7 @@ from pathlib import Path
 
 from charmemory.adapters.library import Character, ChatRef, Library
 from charmemory.adapters.memory_files import LoadedMemories, MemoryFiles
-from charmemory.core.retrieval import items_from_memory_file
+from charmemory.core.retrieval import collection_name, items_from_memory_file
 from charmemory.errors import CharMemoryError
 from charmemory.formats.memory_file import MemoryFile
 from charmemory.services.retrieval import RetrievalService
@@ -78,7 +78,7 @@ class MemoryFileAccess:
 
 def collection_for(character: str) -> str:
     """The retrieval collection that holds a character's memories."""
-    return f"char:{character}"
+    return collection_name(character)
 
 
 def index_follower(retrieval: RetrievalService, indexed_file: Callable[[str], str]) -> OnChange:

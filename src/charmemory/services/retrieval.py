@@ -1,30 +1,32 @@
 """Keeping a collection's index in sync and finding the memories that fit a chat.
 
-Every retrieval is recorded with all its candidates and their scores, so
-``last_retrieval`` can show why a memory was (or was not) put into the prompt.
+The settings in force come per character (`settings_for`): granularity, fusion,
+threshold, query length, embedded context and injection. Every retrieval is
+recorded with all its candidates and their scores, so ``last_retrieval`` can
+show why a memory was (or was not) put into the prompt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from charmemory.core.fusion import DEFAULT_FUSION, Fusion, fusion_to_dict, select
-from charmemory.core.injection import (
-    Injection,
-    InjectionEntry,
-    InjectionSettings,
-    build_injection,
-)
+from charmemory.core.fusion import select
+from charmemory.core.injection import Injection, InjectionEntry, build_injection
 from charmemory.core.retrieval import (
-    EmbeddingContext,
     MemoryItem,
     Provenance,
     build_query,
+    character_of,
+    chunk_items_from_memory_file,
+    collection_name,
     dedupe_key,
     embedding_text,
+    is_chunk_collection,
+    items_from_memory_file,
 )
+from charmemory.core.retrieval_settings import RetrievalSettings
+from charmemory.formats.memory_file import MemoryFile
 from charmemory.ports import (
     Embedder,
     IndexHit,
@@ -37,24 +39,8 @@ from charmemory.ports import (
     SyncReport,
 )
 
-
-@dataclass(frozen=True)
-class RetrievalSettings:
-    top_k: int = 5
-    candidates: int = 30  # taken from each signal before fusion
-    fusion: Fusion = DEFAULT_FUSION
-    # The score threshold, on cosine similarity; 0.2 lost no recall on the labelled
-    # set (bench/RESULTS.md) and keeps unrelated memories out when nothing fits.
-    min_cosine: float = 0.2
-    query_messages: int = 2
-    dedupe: bool = True
-    context: EmbeddingContext = field(default_factory=EmbeddingContext)
-    injection: InjectionSettings = field(default_factory=InjectionSettings)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["fusion"] = fusion_to_dict(self.fusion)
-        return data
+# The settings in force for a character (None: a collection that is no character's).
+SettingsSource = Callable[[str | None], RetrievalSettings]
 
 
 @dataclass(frozen=True)
@@ -96,12 +82,35 @@ class RetrievalService:
         index: RetrievalIndex,
         embedder: Embedder,
         log: RetrievalLog,
-        settings: RetrievalSettings | None = None,
+        settings: RetrievalSettings | SettingsSource | None = None,
     ) -> None:
         self._index = index
         self._embedder = embedder
         self._log = log
-        self.settings = settings or RetrievalSettings()
+        if settings is None or isinstance(settings, RetrievalSettings):
+            fixed = settings or RetrievalSettings()
+            self._settings: SettingsSource = lambda character: fixed
+        else:
+            self._settings = settings
+
+    # ---- where memories go ---------------------------------------------------------
+
+    def settings_for(self, collection: str) -> RetrievalSettings:
+        return self._settings(character_of(collection))
+
+    def collection_for(self, character: str, chat_id: str | None = None) -> str:
+        """The collection retrieval uses for a character (one chat's, in per-chat mode)."""
+        chunks = self._settings(character).granularity == "chunk"
+        return collection_name(character, chat_id, chunks=chunks)
+
+    def items_for(self, collection: str, file: str, memory: MemoryFile) -> list[MemoryItem]:
+        """What ``collection`` holds of a memory file: chunks or bullets, by its name."""
+        if is_chunk_collection(collection):
+            chunks = self.settings_for(collection).chunks
+            return chunk_items_from_memory_file(collection, file, memory, chunks)
+        return items_from_memory_file(collection, file, memory)
+
+    # ---- keeping the index in step -------------------------------------------------
 
     async def sync(
         self,
@@ -111,14 +120,51 @@ class RetrievalService:
         on_progress: SyncProgress | None = None,
     ) -> SyncReport:
         """Make the collection's index hold exactly ``items``; only new texts are embedded."""
+        return await self._index.sync(
+            collection, self._indexed(collection, items), on_progress=on_progress
+        )
+
+    async def sync_file(
+        self,
+        collection: str,
+        file: str,
+        memory: MemoryFile,
+        *,
+        on_progress: SyncProgress | None = None,
+    ) -> SyncReport:
+        """Bring the collection in step with a memory file (`items_for` says what it holds)."""
+        return await self.sync(
+            collection, self.items_for(collection, file, memory), on_progress=on_progress
+        )
+
+    async def revectorize(
+        self,
+        collection: str,
+        file: str,
+        memory: MemoryFile,
+        *,
+        purge: bool = False,
+        on_progress: SyncProgress | None = None,
+    ) -> SyncReport:
+        """Embed every item of the file again; ``purge`` forgets the collection first."""
+        if purge:
+            await self._index.purge(collection)
+        items = self._indexed(collection, self.items_for(collection, file, memory))
+        return await self._index.sync(collection, items, on_progress=on_progress, reembed=not purge)
+
+    async def plan_sync_file(self, collection: str, file: str, memory: MemoryFile) -> SyncReport:
+        """What `sync_file` would change now; nothing is embedded or written."""
+        items = self._indexed(collection, self.items_for(collection, file, memory))
+        return await self._index.plan_sync(collection, items)
+
+    def _indexed(self, collection: str, items: Sequence[MemoryItem]) -> list[IndexItem]:
         strangers = {item.collection for item in items} - {collection}
         if strangers:
             raise ValueError(f"items of {', '.join(sorted(strangers))} synced into {collection}")
-        indexed = [
-            IndexItem(embedding_text(item, self.settings.context), item.to_payload())
-            for item in items
-        ]
-        return await self._index.sync(collection, indexed, on_progress=on_progress)
+        context = self.settings_for(collection).context
+        return [IndexItem(embedding_text(item, context), item.to_payload()) for item in items]
+
+    # ---- answering -----------------------------------------------------------------
 
     async def search(self, collection: str, query: str, k: int | None = None) -> list[Result]:
         return (await self.retrieve(collection, query, k)).results
@@ -130,32 +176,37 @@ class RetrievalService:
     async def retrieve_for_chat(
         self, collection: str, messages: Sequence[str], k: int | None = None
     ) -> Retrieval:
-        """Retrieve for the last ``settings.query_messages`` chat messages."""
-        query = build_query(messages, self.settings.query_messages)
+        """Retrieve for the chat's last messages (``query_messages`` of them)."""
+        query = build_query(messages, self.settings_for(collection).query_messages)
         return await self.retrieve(collection, query, k)
 
     async def retrieve_many(
         self, collection: str, queries: Sequence[str], k: int | None = None
     ) -> list[Retrieval]:
         """Several queries against one collection, embedded together in one call."""
+        settings = self.settings_for(collection)
         asked = [query.strip() for query in queries]
         wanted = [query for query in asked if query]
         vectors = await self._embedder.embed(wanted) if wanted else []
         vector_of = dict(zip(wanted, vectors, strict=True))
-        top_k = k or self.settings.top_k
-        pool = max(self.settings.candidates, top_k)
+        top_k = k or settings.retrieved
+        pool = max(settings.candidates, top_k)
         outcomes = []
         for query in asked:
             hits: list[IndexHit] = []
             if query:
                 hits = await self._index.search(collection, query, vector_of[query], pool)
-            outcomes.append(await self._answer(collection, query, hits, top_k))
+            outcomes.append(await self._answer(collection, settings, query, hits, top_k))
         return outcomes
 
     async def _answer(
-        self, collection: str, query: str, hits: list[IndexHit], top_k: int
+        self,
+        collection: str,
+        settings: RetrievalSettings,
+        query: str,
+        hits: list[IndexHit],
+        top_k: int,
     ) -> Retrieval:
-        settings = self.settings
         chosen = select(
             hits,
             settings.fusion,
@@ -164,7 +215,9 @@ class RetrievalService:
             dedupe_by=(lambda hit: dedupe_key(hit.payload["text"])) if settings.dedupe else None,
         )
         results = [_result(collection, hit, score) for hit, score in chosen]
-        injection = build_injection([_entry(result) for result in results], settings.injection)
+        injection = build_injection(
+            [_entry(result) for result in results], settings.injection_in_force
+        )
         scores = {hit.key: score for hit, score in chosen}
         candidates = [
             {
@@ -183,6 +236,8 @@ class RetrievalService:
             collection, query, settings.to_dict(), candidates, injection.text
         )
         return Retrieval(collection, query, results, injection, record_id)
+
+    # ---- looking at it -------------------------------------------------------------
 
     async def last_retrieval(self, collection: str) -> RetrievalRecord | None:
         return await self._log.last(collection)
@@ -213,7 +268,7 @@ def _entry(result: Result) -> InjectionEntry:
     return InjectionEntry(
         id=result.id,
         text=result.text,
-        place=(source.file, source.block_index, source.bullet_index),
+        place=source.place,
         chat=source.block_chat,
         date=source.block_date,
         topic=source.topic,

@@ -1,0 +1,92 @@
+import sqlite3
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from charmemory.adapters.bm25 import Bm25, Stemmer, query_words
+
+TEXTS = [
+    "Elara is afraid of deep water since her brother drowned.",
+    "Seraphina keeps moonflowers in the glade, and moonflowers glow.",
+    "The dragon burned the merchant ships in the harbour.",
+    "Kael owes the blacksmith forty silver coins.",
+    "Elara drowns her sorrows at the harbour tavern on rainy days.",
+    "A day at the market: Kael sold a silver key to Elara.",
+]
+
+
+@pytest.fixture
+def conn() -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def stemmer(conn: sqlite3.Connection) -> Stemmer:
+    return Stemmer(conn)
+
+
+def fts5_scores(conn: sqlite3.Connection, texts: list[str], terms: list[str]) -> dict[int, float]:
+    """Row position -> SQLite's own bm25() for a query of ``terms`` (higher is better)."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE reference USING fts5(text, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.executemany("INSERT INTO reference (rowid, text) VALUES (?, ?)", enumerate(texts))
+    rows = conn.execute(
+        "SELECT rowid, bm25(reference) FROM reference WHERE reference MATCH ?",
+        (" OR ".join(f'"{term}"' for term in terms),),
+    )
+    return {rowid: -score for rowid, score in rows}
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["Elara drowned", "harbour", "silver day coins", "moonflowers", "dragons and days at sea"],
+)
+def test_scores_are_those_of_sqlite_fts5(
+    conn: sqlite3.Connection, stemmer: Stemmer, query: str
+) -> None:
+    terms = sorted({term for found in stemmer.terms(query_words(query)) for term in found})
+    expected = fts5_scores(conn, TEXTS, terms)
+
+    positions, scores = Bm25.build(TEXTS, stemmer).scores(terms)
+
+    assert dict(zip(positions.tolist(), scores.tolist(), strict=True)) == pytest.approx(expected)
+
+
+def test_words_are_stemmed_and_folded_like_fts5(stemmer: Stemmer) -> None:
+    assert stemmer.terms(["drowned", "Élara", "days", "moonflowers"]) == [
+        ("drown",),
+        ("elara",),
+        ("dai",),
+        ("moonflow",),
+    ]
+
+
+def test_unknown_terms_and_empty_collections_match_nothing(stemmer: Stemmer) -> None:
+    positions, scores = Bm25.build(TEXTS, stemmer).scores(["xylophon"])
+    assert positions.size == 0 and scores.size == 0
+    empty = Bm25.build([], stemmer)
+    assert empty.size == 0 and empty.scores(["elara"])[0].size == 0
+
+
+def test_function_words_alone_make_no_query() -> None:
+    assert query_words("what is it? and the...") == []
+    assert query_words("Where's the DRAGON, Kael? The dragon!") == ["dragon", "kael"]
+    assert len(query_words(" ".join(f"word{i}" for i in range(100)))) == 64
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(max_size=40), max_size=6), st.text(max_size=40))
+def test_any_text_can_be_indexed_and_searched(
+    stemmer: Stemmer, texts: list[str], query: str
+) -> None:
+    index = Bm25.build(texts, stemmer)
+    terms = [term for found in stemmer.terms(query_words(query)) for term in found]
+    positions, scores = index.scores(terms)
+    assert np.all(scores > 0) and np.all(positions < max(len(texts), 1))
