@@ -11,14 +11,17 @@ DEMO   ?= demo-workspace
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/llama_cmake_args.sh
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "charmemory needs Python 3.11 or newer")'
 	@echo "==> creating $(VENV) and installing charmemory with its dev tools"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24,<27"
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "==> installing the embedded model's runtime, llama-cpp-python: the first time"
+	@echo "    compiles llama.cpp (5 to 12 minutes on 2 cores); pip caches the result"
+	CMAKE_ARGS="$$(bash scripts/llama_cmake_args.sh)" $(BIN)/python -m pip install --progress-bar off -e '.[dev,local]'
 	@touch $(STAMP)
 
+# The local embedding model and the embedded chat model (1.1 GB, verified by sha256).
 models: setup
 	$(BIN)/charmemory local-models install
 
@@ -39,7 +42,9 @@ format: setup
 	$(BIN)/ruff format src tests bench
 
 bench: models
-	$(BIN)/python -m bench
+	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/extraction_cost.py
+	$(BIN)/python bench/extraction_quality.py
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .hypothesis

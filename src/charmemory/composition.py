@@ -10,6 +10,7 @@ from charmemory.adapters.activity_log import ActivityLog
 from charmemory.adapters.consolidation_previews import PreviewStore
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.library import Library
+from charmemory.adapters.llm.embedded import local_llm_ready
 from charmemory.adapters.llm.factory import build_chat_model
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.model_install import (
@@ -17,10 +18,15 @@ from charmemory.adapters.model_install import (
     ModelNotInstalledError,
     load_installed,
 )
+from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
-from charmemory.adapters.settings_store import SettingsStore
-from charmemory.adapters.sqlite_index import SqliteIndex, SqliteRetrievalLog
+from charmemory.adapters.settings_store import SettingsStore, character_scope
+from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.adapters.workspace import Workspace
+from charmemory.core.providers import EMBEDDED
+from charmemory.core.retrieval_settings import RetrievalSettings
+from charmemory.core.retrieval_settings import merge_settings as merge_retrieval_settings
+from charmemory.ports import Embedder
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
@@ -28,7 +34,7 @@ from charmemory.services.memory_access import MemoryFileAccess, index_follower
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.providers import ProviderService
-from charmemory.services.retrieval import RetrievalService
+from charmemory.services.retrieval import RetrievalService, SettingsSource
 
 
 def api_keys(ws: Workspace, env: Mapping[str, str]) -> ApiKeys:
@@ -45,6 +51,7 @@ def provider_service(ws: Workspace, env: Mapping[str, str] | None = None) -> Pro
         activity=ActivityLog(ws.db, redact=keys.redact),
         build_model=build_chat_model,
         env=environment,
+        default_provider=EMBEDDED if local_llm_ready() else None,
     )
 
 
@@ -71,10 +78,25 @@ def embedding_model_installed() -> bool:
     return True
 
 
-def retrieval_service(ws: Workspace) -> RetrievalService:
-    """Retrieval over the workspace index with the local embedding model."""
-    embedder = OnnxEmbedder()
-    return RetrievalService(SqliteIndex(ws.db, embedder), embedder, SqliteRetrievalLog(ws.db))
+def stored_retrieval_settings(store: SettingsStore) -> SettingsSource:
+    """The retrieval settings in force for a character, read from the store on each call."""
+
+    def settings_for(character: str | None) -> RetrievalSettings:
+        own = store.all(scope=character_scope(character)) if character is not None else None
+        return merge_retrieval_settings(store.all(), own)
+
+    return settings_for
+
+
+def retrieval_service(ws: Workspace, embedder: Embedder | None = None) -> RetrievalService:
+    """Retrieval over the workspace index with the local embedding model and stored settings."""
+    embedder = embedder or OnnxEmbedder()
+    return RetrievalService(
+        SqliteIndex(ws.db, embedder),
+        embedder,
+        SqliteRetrievalLog(ws.db),
+        stored_retrieval_settings(SettingsStore(ws.db)),
+    )
 
 
 class _EmbedderOnFirstUse:
@@ -100,10 +122,7 @@ def memory_access(ws: Workspace, retrieval: RetrievalService | None = None) -> M
     """A character's memory files, where extraction puts them, followed by the index."""
     files = MemoryFiles(ws)
     if retrieval is None:
-        embedder = _EmbedderOnFirstUse()
-        retrieval = RetrievalService(
-            SqliteIndex(ws.db, embedder), embedder, SqliteRetrievalLog(ws.db)
-        )
+        retrieval = retrieval_service(ws, _EmbedderOnFirstUse())
     # `charmemory index` builds a character's collection from its main memory file.
     follow = index_follower(retrieval, lambda character: files.relative(files.path_for(character)))
     return MemoryFileAccess(

@@ -29,7 +29,7 @@ def embedder(minilm: InstalledModel) -> OnnxEmbedder:
 
 
 def test_a_missing_model_says_how_to_install_it(tmp_path: Path) -> None:
-    with pytest.raises(ModelNotInstalledError, match="charmemory models install all-minilm"):
+    with pytest.raises(ModelNotInstalledError, match="charmemory local-models install all-minilm"):
         OnnxEmbedder(models_dir=tmp_path)
 
 

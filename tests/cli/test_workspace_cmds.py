@@ -98,11 +98,3 @@ def test_sillytavern_folder_is_read_only_unless_allowed(
     assert sorted(p.relative_to(st) for p in st.rglob("*")) == before
     assert run(["import", str(FIXTURES / "Eldoria.json"), "-w", str(st), "--allow-write"]) == 0
     assert (st / "worlds" / "Eldoria.json").is_file()
-
-
-def test_demo_builds_a_workspace_from_the_bundled_sample(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert run(["demo", "-w", str(tmp_path / "demo")]) == 0
-    out = capsys.readouterr().out
-    assert "Captain Mira Vance" in out and "55 messages" in out

@@ -191,8 +191,8 @@ def _split_file(name: str, stem: str, version: str, parts: Pins, sha256: str) ->
 
 LLM_FILE = "model.gguf"
 
-#: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF, split over six packages. The default
-#: embedded LLM: the best extractions per second on two cores (bench/RESULTS.md).
+#: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF, split over six packages. Twice as fast
+#: as the 1.5B but it mostly copies chat lines (bench/RESULTS.md, "Local model quality").
 QWEN25_CODER_0_5B = ModelSpec(
     name="qwen2.5-coder-0.5b-instruct-q4",
     summary="Qwen2.5-Coder-0.5B-Instruct chat model, Q4_K_M GGUF (491 MB)",
@@ -207,7 +207,10 @@ QWEN25_CODER_0_5B = ModelSpec(
     ),
 )
 
-#: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, split over 22 packages.
+#: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, split over 22 packages. The default
+#: embedded chat model: three times the recall of the 0.5B on the extraction set
+#: (bench/RESULTS.md, "Local model quality"). No general-purpose instruct GGUF of this
+#: size is on the registry; this coder model follows the memory prompt well enough.
 QWEN25_CODER_1_5B = ModelSpec(
     name="qwen2.5-coder-1.5b-instruct-q4",
     summary="Qwen2.5-Coder-1.5B-Instruct chat model, Q4_K_M GGUF (1.1 GB)",
@@ -229,7 +232,7 @@ MODELS: dict[str, ModelSpec] = {
 LOCAL_LLMS: dict[str, ModelSpec] = {
     spec.name: spec for spec in (QWEN25_CODER_0_5B, QWEN25_CODER_1_5B)
 }
-DEFAULT_LOCAL_LLM = QWEN25_CODER_0_5B
+DEFAULT_LOCAL_LLM = QWEN25_CODER_1_5B
 #: What `charmemory local-models install` fetches when no model is named.
 DEFAULT_INSTALL: tuple[ModelSpec, ...] = (MINILM_L6_V2_INT8, DEFAULT_LOCAL_LLM)
 
@@ -252,7 +255,7 @@ def default_models_dir() -> Path:
 
 
 def _install_hint(spec: ModelSpec) -> str:
-    return f"run `charmemory models install {spec.name}`"
+    return f"run `charmemory local-models install {spec.name}`"
 
 
 def _sha256_file(path: Path) -> str:

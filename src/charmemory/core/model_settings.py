@@ -224,13 +224,23 @@ def _resolve(
 
 
 def resolve_settings(
-    flags: Mapping[str, Any], env: Mapping[str, str], stored: StoredLookup
+    flags: Mapping[str, Any],
+    env: Mapping[str, str],
+    stored: StoredLookup,
+    *,
+    default_provider: str | None = None,
 ) -> dict[str, ResolvedValue]:
-    """Every setting with its value (None when unset) and where it came from."""
+    """Every setting with its value (None when unset) and where it came from.
+
+    `default_provider` is the provider used when none is chosen: the embedded
+    local model, where it is installed.
+    """
     unknown = sorted(set(flags) - SETTINGS.keys())
     if unknown:
         raise ConfigError(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
     provider = _resolve(SETTINGS["provider"], None, flags, env, stored)
+    if provider.value is None and default_provider is not None:
+        provider = ResolvedValue(preset_named(default_provider).name, "default", "default")
     return {
         "provider": provider,
         **{
@@ -272,19 +282,20 @@ def model_settings(
     stored: StoredLookup,
     *,
     require_model: bool = True,
+    default_provider: str | None = None,
 ) -> ModelSettings:
     """The settings in force; a clear ConfigError names whatever is still missing.
 
     Listing a provider's models needs everything but the model itself.
     """
-    values = {
-        name: resolved.value for name, resolved in resolve_settings(flags, env, stored).items()
-    }
+    resolved = resolve_settings(flags, env, stored, default_provider=default_provider)
+    values = {name: value.value for name, value in resolved.items()}
     provider = values["provider"]
     if provider is None:
         raise ConfigError(
             "no LLM provider chosen: see `charmemory providers`, then "
-            "`charmemory config set provider NAME` (or set CHARMEMORY_PROVIDER)"
+            "`charmemory config set provider NAME` (or set CHARMEMORY_PROVIDER), "
+            f"or install the embedded {EMBEDDED} model with `charmemory local-models install`"
         )
     if provider != EMBEDDED:
         if not values["base_url"]:

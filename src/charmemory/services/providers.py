@@ -104,17 +104,28 @@ class ProviderService:
     activity: ActivityRecorder
     build_model: ModelBuilder
     env: Mapping[str, str] = field(default_factory=dict)
+    # Used when no provider is chosen: `local` where the embedded model is installed.
+    default_provider: str | None = None
 
     # -- settings ------------------------------------------------------------------
 
     def settings_in_force(self, overrides: Overrides = None) -> dict[str, ResolvedValue]:
-        return resolve_settings(self._flags(overrides), self.env, self.settings.get)
+        return resolve_settings(
+            self._flags(overrides),
+            self.env,
+            self.settings.get,
+            default_provider=self.default_provider,
+        )
 
     def model_settings(
         self, overrides: Overrides = None, *, require_model: bool = True
     ) -> ModelSettings:
         return model_settings(
-            self._flags(overrides), self.env, self.settings.get, require_model=require_model
+            self._flags(overrides),
+            self.env,
+            self.settings.get,
+            require_model=require_model,
+            default_provider=self.default_provider,
         )
 
     def set_setting(self, name: str, raw: Any, *, provider: str | None = None) -> str:

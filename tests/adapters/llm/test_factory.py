@@ -26,8 +26,3 @@ def test_the_preset_picks_the_adapter(provider: str, kind: type) -> None:
 def test_a_provider_that_needs_a_key_says_how_to_store_one() -> None:
     with pytest.raises(ConfigError, match="charmemory secrets set groq"):
         build_chat_model(ModelSettings("groq", "m", "https://api.groq.com/openai/v1"), None)
-
-
-def test_embedded_model_is_not_installed_yet() -> None:
-    with pytest.raises(ConfigError, match="the embedded local model is not installed yet"):
-        build_chat_model(ModelSettings("local", "", ""), None)
