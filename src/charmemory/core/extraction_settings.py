@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from charmemory.core.naming import checked_file_name
+from charmemory.core.setting_text import parse_switch, setting_name
 from charmemory.errors import ConfigError, UnsafePathError
 
 KEY_PREFIX = "extraction."
@@ -107,10 +108,6 @@ def validate_setting(key: str, value: Any, *, per_character: bool) -> Any:
     return _checked(name, value)
 
 
-_TRUE = frozenset({"true", "on", "yes", "1"})
-_FALSE = frozenset({"false", "off", "no", "0"})
-
-
 def parse_setting_text(key: str, text: str) -> Any:
     """Turn typed text (a CLI argument, a form field) into the setting's JSON value."""
     name = _name_of(key)
@@ -119,9 +116,7 @@ def parse_setting_text(key: str, text: str) -> Any:
     if name == "file_name_override":
         return word or None
     if isinstance(default, bool):
-        if word.lower() in _TRUE | _FALSE:
-            return word.lower() in _TRUE
-        raise ConfigError(f"{key} must be on or off, not {text!r}")
+        return parse_switch(key, word)
     try:
         return int(word)
     except ValueError:
@@ -138,11 +133,7 @@ def _own_values(values: Mapping[str, Any], *, scope: str) -> dict[str, Any]:
 
 
 def _name_of(key: str, *, scope: str = "") -> str:
-    name = key.removeprefix(KEY_PREFIX)
-    if not key.startswith(KEY_PREFIX) or name not in SPECS:
-        known = ", ".join(KEY_PREFIX + known for known in SPECS)
-        raise ConfigError(f"unknown setting {key!r}{scope}; known: {known}")
-    return name
+    return setting_name(key, KEY_PREFIX, SPECS, scope=scope)
 
 
 def _checked(name: str, value: Any) -> Any:

@@ -24,6 +24,7 @@ from charmemory.core.chunking import ChunkSettings
 from charmemory.core.fusion import DEFAULT_FUSION, Fusion, fusion_from_dict, fusion_to_dict
 from charmemory.core.injection import InjectionSettings
 from charmemory.core.retrieval import EmbeddingContext
+from charmemory.core.setting_text import parse_switch, setting_name
 from charmemory.errors import ConfigError
 
 KEY_PREFIX = "retrieval."
@@ -204,9 +205,7 @@ def parse_setting_text(key: str, text: str) -> Any:
     except ValueError:
         raise ConfigError(f"{KEY_PREFIX}{name} must be a number, not {text!r}") from None
     if spec.kind == "bool":
-        if word.lower() in _TRUE | _FALSE:
-            return word.lower() in _TRUE
-        raise ConfigError(f"{KEY_PREFIX}{name} must be on or off, not {text!r}")
+        return parse_switch(KEY_PREFIX + name, word)
     if spec.kind == "template":
         # A typed "\n" means a line break: a shell argument rarely holds a real one.
         return _checked(name, text.replace("\\n", "\n"))
@@ -220,16 +219,8 @@ def parse_setting_text(key: str, text: str) -> Any:
     return _checked(name, word)
 
 
-_TRUE = frozenset({"true", "on", "yes", "1"})
-_FALSE = frozenset({"false", "off", "no", "0"})
-
-
 def _name_of(key: str, *, scope: str = "") -> str:
-    name = key.removeprefix(KEY_PREFIX)
-    if not key.startswith(KEY_PREFIX) or name not in SPECS:
-        known = ", ".join(KEY_PREFIX + known for known in SPECS)
-        raise ConfigError(f"unknown setting {key!r}{scope}; known: {known}")
-    return name
+    return setting_name(key, KEY_PREFIX, SPECS, scope=scope)
 
 
 def _checked(name: str, value: Any) -> Any:
