@@ -98,3 +98,12 @@ def test_sillytavern_folder_is_read_only_unless_allowed(
     assert sorted(p.relative_to(st) for p in st.rglob("*")) == before
     assert run(["import", str(FIXTURES / "Eldoria.json"), "-w", str(st), "--allow-write"]) == 0
     assert (st / "worlds" / "Eldoria.json").is_file()
+
+
+def test_a_broken_card_is_named_as_broken_not_unknown(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ws / "characters" / "Broken.json").write_text('{"spec": "chara_card_v2", "data": ')
+    assert run(["chats", "Broken", "-w", str(ws)]) == 2
+    err = capsys.readouterr().err
+    assert "Broken.json" in err and "unknown character" not in err

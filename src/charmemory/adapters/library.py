@@ -95,6 +95,10 @@ class Library:
                 raise NotFoundError(
                     f"{name!r} names several characters ({stems}); use the card file name"
                 )
+        for path, problem in self.unreadable_cards():
+            if path.stem.casefold() == wanted:
+                # The card is there but broken: say so rather than "unknown character".
+                raise FormatError(problem)
         known = ", ".join(c.name for c in candidates) or "none yet (charmemory import CARD)"
         raise NotFoundError(f"unknown character {name!r}; known: {known}")
 
