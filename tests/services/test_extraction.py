@@ -317,6 +317,11 @@ async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
     ).extract(CHARACTER)
     assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
     assert len(report.chunks[0].dropped) == 1
+    # Extraction's lookups are not retrievals the character was shown: diagnose
+    # must keep showing the last real one.
+    retrieval = retrieval_for(ws)()
+    assert retrieval is not None
+    assert await retrieval.last_retrieval(retrieval.collection_for(CHARACTER)) is None
 
 
 async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(

@@ -91,6 +91,19 @@ async def test_every_retrieval_is_recorded_with_its_candidates(service: Retrieva
     assert len(record.candidates) == 6  # every indexed memory was a candidate
 
 
+async def test_a_lookup_made_for_another_purpose_is_not_recorded(
+    service: RetrievalService,
+) -> None:
+    shown = await service.retrieve(COLLECTION, "dragon ships harbour")
+    lookup = await service.retrieve(COLLECTION, "afraid of deep water", record=False)
+
+    record = await service.last_retrieval(COLLECTION)
+
+    assert lookup.record_id is None and lookup.results
+    assert record is not None and record.id == shown.record_id
+    assert record.query == "dragon ships harbour"
+
+
 async def test_the_same_memory_in_two_blocks_is_returned_once(service: RetrievalService) -> None:
     results = await service.search(COLLECTION, "afraid of deep water", k=5)
     texts = [result.text for result in results]

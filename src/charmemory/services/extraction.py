@@ -463,7 +463,7 @@ class ExtractionService:
             collection, self._files.relative(memories.path), memories.file
         )
         await retrieval.sync(collection, items)
-        results = await retrieval.search(collection, recent, RELATED_CANDIDATES)
+        results = await retrieval.search(collection, recent, RELATED_CANDIDATES, record=False)
         return [Candidate(r.text, r.provenance.block_index, r.block_date) for r in results]
 
     async def _without_near_duplicates(
@@ -474,7 +474,7 @@ class ExtractionService:
         if retrieval is None or not bullets:
             return bullets, []
         kept, near = [], []
-        for retrieval_result in await retrieval.retrieve_many(collection, bullets, 1):
+        for retrieval_result in await retrieval.retrieve_many(collection, bullets, 1, record=False):
             best = retrieval_result.results[0] if retrieval_result.results else None
             if best is not None and best.cosine >= NEAR_DUPLICATE_COSINE:
                 near.append(retrieval_result.query)

@@ -3,7 +3,9 @@
 The settings in force come per character (`settings_for`): granularity, fusion,
 threshold, query length, embedded context and injection. Every retrieval is
 recorded with all its candidates and their scores, so ``last_retrieval`` can
-show why a memory was (or was not) put into the prompt.
+show why a memory was (or was not) put into the prompt. Lookups made for
+another purpose (extraction's related memories and duplicate checks) pass
+``record=False``: they are not what the character was shown.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class Retrieval:
     query: str
     results: list[Result]
     injection: Injection
-    record_id: int
+    record_id: int | None  # None when the retrieval was not recorded
 
 
 class RetrievalService:
@@ -166,12 +168,16 @@ class RetrievalService:
 
     # ---- answering -----------------------------------------------------------------
 
-    async def search(self, collection: str, query: str, k: int | None = None) -> list[Result]:
-        return (await self.retrieve(collection, query, k)).results
+    async def search(
+        self, collection: str, query: str, k: int | None = None, *, record: bool = True
+    ) -> list[Result]:
+        return (await self.retrieve(collection, query, k, record=record)).results
 
-    async def retrieve(self, collection: str, query: str, k: int | None = None) -> Retrieval:
-        """Ranked results and the injection text for ``query``; the retrieval is recorded."""
-        return (await self.retrieve_many(collection, [query], k))[0]
+    async def retrieve(
+        self, collection: str, query: str, k: int | None = None, *, record: bool = True
+    ) -> Retrieval:
+        """Ranked results and the injection text for ``query``; recorded unless told not."""
+        return (await self.retrieve_many(collection, [query], k, record=record))[0]
 
     async def retrieve_for_chat(
         self, collection: str, messages: Sequence[str], k: int | None = None
@@ -181,7 +187,12 @@ class RetrievalService:
         return await self.retrieve(collection, query, k)
 
     async def retrieve_many(
-        self, collection: str, queries: Sequence[str], k: int | None = None
+        self,
+        collection: str,
+        queries: Sequence[str],
+        k: int | None = None,
+        *,
+        record: bool = True,
     ) -> list[Retrieval]:
         """Several queries against one collection, embedded together in one call."""
         settings = self.settings_for(collection)
@@ -196,7 +207,8 @@ class RetrievalService:
             hits: list[IndexHit] = []
             if query:
                 hits = await self._index.search(collection, query, vector_of[query], pool)
-            outcomes.append(await self._answer(collection, settings, query, hits, top_k))
+            outcome = await self._answer(collection, settings, query, hits, top_k, record)
+            outcomes.append(outcome)
         return outcomes
 
     async def _answer(
@@ -206,6 +218,7 @@ class RetrievalService:
         query: str,
         hits: list[IndexHit],
         top_k: int,
+        record: bool,
     ) -> Retrieval:
         chosen = select(
             hits,
@@ -218,6 +231,8 @@ class RetrievalService:
         injection = build_injection(
             [_entry(result) for result in results], settings.injection_in_force
         )
+        if not record:
+            return Retrieval(collection, query, results, injection, None)
         scores = {hit.key: score for hit, score in chosen}
         candidates = [
             {
