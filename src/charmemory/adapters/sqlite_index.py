@@ -3,11 +3,11 @@
 Items are keyed by the sha256 of the embedding model name and the embedded text,
 so syncing a collection embeds only texts it has not seen under that model.
 Vectors are float32 blobs. A search loads the collection once into a snapshot
-(its vector matrix and its BM25 postings, see `bm25.py`) and reuses it until
-the collection changes: brute-force cosine over the matrix is exact and costs
-one matrix-vector product. Each collection carries a version number bumped on
-every change, so a snapshot built by this process notices writes made by
-another one.
+(its vectors, an int8 copy of them and its BM25 postings, see
+`collection_snapshot.py`) and reuses it until the collection changes; it ranks
+exactly as a cosine over every row would. Each collection carries a version
+number bumped on every change, so a snapshot built by this process notices
+writes made by another one.
 
 The FTS5 table of the first schema is still kept up to date by its triggers,
 but searches no longer read it: its BM25 scored every row matching a common
@@ -291,6 +291,8 @@ class SqliteIndex:
                 f"the query vector has {query.shape[0]} dimensions, {collection} holds "
                 f"{snapshot.dimensions}"
             )
+        if not np.isfinite(query).all():
+            raise ConfigError("the embedder returned a query vector that is not a number")
         terms = [term for terms in self._stemmer.terms(query_words(query_text)) for term in terms]
         found = {c.row_id: c for c in snapshot.candidates(query, terms, k)}
         rows = self._conn.execute(
