@@ -449,6 +449,31 @@ async def query_latency(
     return latency
 
 
+def query_lengths(embedder: OnnxEmbedder, files: dict[str, str]) -> list[str]:
+    """Query embedding time by query length: a chat's last two messages can be long."""
+    words = " ".join(
+        line[2:] for text in files.values() for line in text.splitlines() if line.startswith("- ")
+    ).split()
+    rows = [
+        "Query embedding by query length (the query is the chat's last two messages; the "
+        "labelled questions above have 5 to 40 words, role-play messages often have 100 to "
+        "300; the model reads at most 256 tokens):",
+        "",
+        "| words in the query | embedding p50 / p95 ms |",
+        "|---|---|",
+    ]
+    for length in (10, 60, 120, 250):
+        text = " ".join(words[:length])
+        embedder.embed_blocking([text])
+        times = []
+        for _ in range(30):
+            start = time.perf_counter()
+            embedder.embed_blocking([text])
+            times.append((time.perf_counter() - start) * 1000)
+        rows.append(f"| {length} | {spread(times)} |")
+    return rows
+
+
 def spread(values: list[float]) -> str:
     return f"{percentile(values, 50):.1f} / {percentile(values, 95):.1f}"
 
@@ -599,6 +624,7 @@ async def run(args: argparse.Namespace) -> list[str]:
         lines += ["", "### Latency, build throughput and edit cost", ""]
         sample = [q.text for q in queries] * 2
         lines += await scale(embedder, sample, folder, args.sizes)
+        lines += ["", *query_lengths(embedder, files)]
     lines += [
         "",
         f"Load average (1 min) at start / end: {load[0]:.1f} / {os.getloadavg()[0]:.1f} on "

@@ -91,6 +91,19 @@ async def test_every_retrieval_is_recorded_with_its_candidates(service: Retrieva
     assert len(record.candidates) == 6  # every indexed memory was a candidate
 
 
+async def test_asking_again_does_not_embed_the_query_again(
+    service: RetrievalService, embedder: WordHashEmbedder
+) -> None:
+    first = await service.retrieve(COLLECTION, "dragon ships harbour")
+    before = embedder.embedded
+
+    again = await service.retrieve(COLLECTION, "dragon ships harbour")
+    await service.retrieve(COLLECTION, "afraid of deep water")
+
+    assert embedder.embedded == before + 1  # only the new query
+    assert [r.id for r in again.results] == [r.id for r in first.results]
+
+
 async def test_a_lookup_made_for_another_purpose_is_not_recorded(
     service: RetrievalService,
 ) -> None:

@@ -10,8 +10,10 @@ another purpose (extraction's related memories and duplicate checks) pass
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from charmemory.core.fusion import select
 from charmemory.core.injection import Injection, InjectionEntry, build_injection
@@ -43,6 +45,9 @@ from charmemory.ports import (
 
 # The settings in force for a character (None: a collection that is no character's).
 SettingsSource = Callable[[str | None], RetrievalSettings]
+# Query vectors kept for asking again: a regenerated or swiped reply repeats its query,
+# and embedding a chat-length query costs more than searching 100,000 memories.
+RECENT_QUERIES = 64
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,7 @@ class RetrievalService:
     ) -> None:
         self._index = index
         self._embedder = embedder
+        self._recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._log = log
         if settings is None or isinstance(settings, RetrievalSettings):
             fixed = settings or RetrievalSettings()
@@ -198,8 +204,7 @@ class RetrievalService:
         settings = self.settings_for(collection)
         asked = [query.strip() for query in queries]
         wanted = [query for query in asked if query]
-        vectors = await self._embedder.embed(wanted) if wanted else []
-        vector_of = dict(zip(wanted, vectors, strict=True))
+        vector_of = await self._query_vectors(wanted)
         top_k = k or settings.retrieved
         pool = max(settings.candidates, top_k)
         outcomes = []
@@ -210,6 +215,21 @@ class RetrievalService:
             outcome = await self._answer(collection, settings, query, hits, top_k, record)
             outcomes.append(outcome)
         return outcomes
+
+    async def _query_vectors(self, texts: Sequence[str]) -> dict[str, Any]:
+        """Each text's vector; recent queries come from memory (a swipe asks the same again)."""
+        model = self._embedder.model_name
+        missing = list(dict.fromkeys(t for t in texts if (model, t) not in self._recent))
+        if missing:
+            for text, vector in zip(missing, await self._embedder.embed(missing), strict=True):
+                self._recent[(model, text)] = vector
+        found = {}
+        for text in texts:
+            self._recent.move_to_end((model, text))
+            found[text] = self._recent[(model, text)]
+        while len(self._recent) > RECENT_QUERIES:
+            self._recent.popitem(last=False)
+        return found
 
     async def _answer(
         self,
