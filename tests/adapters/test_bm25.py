@@ -90,3 +90,43 @@ def test_any_text_can_be_indexed_and_searched(
     terms = [term for found in stemmer.terms(query_words(query)) for term in found]
     positions, scores = index.scores(terms)
     assert np.all(scores > 0) and np.all(positions < max(len(texts), 1))
+
+
+WORDS = [
+    "elara",
+    "kael",
+    "dragon",
+    "harbour",
+    "silver",
+    "coins",
+    "moonflowers",
+    "glade",
+    "day",
+    "water",
+    "ships",
+    "key",
+]
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_merged_index_scores_as_one_built_from_the_final_texts(
+    stemmer: Stemmer, data: st.DataObject
+) -> None:
+    phrase = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+    old = data.draw(st.lists(phrase, min_size=1, max_size=8), label="old")
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=len(old), max_size=len(old))))
+    fresh = data.draw(st.lists(phrase, max_size=5), label="fresh")
+    final = [text for text, kept in zip(old, keep, strict=True) if kept] + fresh
+    order = np.array(data.draw(st.permutations(range(len(final)))), dtype=np.int64)
+    placed = np.empty_like(order)
+    placed[order] = np.arange(len(order))
+    query = data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), label="query")
+
+    merged = Bm25.build(old, stemmer).merged(keep, Bm25.build(fresh, stemmer), placed)
+    rebuilt = Bm25.build([final[i] for i in order], stemmer)
+
+    terms = [term for found in stemmer.terms(query) for term in found]
+    got, expected = merged.scores(terms), rebuilt.scores(terms)
+    assert np.array_equal(got[0], expected[0])
+    assert got[1] == pytest.approx(expected[1])

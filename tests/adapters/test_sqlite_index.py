@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_index import SqliteIndex, migrate_retrieval_index
+from charmemory.adapters.sqlite_index import RETRIEVAL_MIGRATIONS, SqliteIndex
 from charmemory.errors import ConfigError
 from charmemory.ports import IndexItem, RetrievalIndex, RetrievalLog
 from tests.support.word_hash_embedder import WordHashEmbedder
@@ -14,7 +14,8 @@ from tests.support.word_hash_embedder import WordHashEmbedder
 
 def open_db(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    migrate_retrieval_index(conn)
+    for migration in RETRIEVAL_MIGRATIONS:
+        migration(conn)
     return conn
 
 
@@ -53,7 +54,8 @@ async def search(index: SqliteIndex, embedder: WordHashEmbedder, query: str, k: 
 
 
 def test_migration_is_idempotent(conn: sqlite3.Connection) -> None:
-    migrate_retrieval_index(conn)
+    for migration in RETRIEVAL_MIGRATIONS:
+        migration(conn)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"retrieval_collections", "retrieval_items", "retrievals"} <= tables
 
@@ -308,3 +310,61 @@ async def test_retrieval_log_keeps_the_latest(conn: sqlite3.Connection) -> None:
     assert (
         conn.execute("SELECT count(*) FROM retrievals WHERE collection='char:A'").fetchone()[0] == 2
     )
+
+
+async def test_a_loaded_collection_reads_only_the_rows_written_since(
+    tmp_path: Path, embedder: WordHashEmbedder
+) -> None:
+    conn = open_db(tmp_path / "db")
+    index = SqliteIndex(conn, embedder)
+    texts = [f"{MEMORIES[i % 4]} Told on day {i}." for i in range(40)]
+    await index.sync("char:A", items(texts))
+    query = "dragon burned ships harbour"
+    vector = (await embedder.embed([query]))[0]
+    await index.search("char:A", query, vector, 5)  # loads the collection
+    edited = [*texts[:7], *texts[8:], "The dragon burned the ships in the harbour at dawn."]
+    await index.sync("char:A", items(edited))
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+
+    hits = await index.search("char:A", query, vector, 5)
+
+    conn.set_trace_callback(None)
+    reads = [s for s in statements if s.startswith("SELECT id, vector, text")]
+    assert reads and all("written >" in s for s in reads)
+    rebuilt = await SqliteIndex(open_db(tmp_path / "db"), embedder).search(
+        "char:A", query, vector, 5
+    )
+    signals = lambda found: [  # noqa: E731
+        (h.key, round(h.cosine, 6), h.vector_rank, h.bm25 and round(h.bm25, 6), h.bm25_rank)
+        for h in found
+    ]
+    assert signals(hits) == signals(rebuilt)
+    assert any("at dawn" in hit.text for hit in hits)
+
+
+async def test_a_row_rewritten_in_place_is_read_again_and_keeps_its_place(
+    tmp_path: Path, embedder: WordHashEmbedder
+) -> None:
+    conn = open_db(tmp_path / "db")
+    index = SqliteIndex(conn, embedder)
+    await index.sync("char:A", items([f"{MEMORIES[i % 4]} Day {i}." for i in range(20)]))
+    query = "Kael owes the blacksmith"
+    vector = (await embedder.embed([query]))[0]
+    await index.search("char:A", query, vector, 5)
+    # Another process re-embeds row 3 with a different vector (as a new model build might).
+    replacement = (await embedder.embed(["Kael owes the blacksmith forty silver coins."]))[0]
+    conn.execute(
+        "UPDATE retrieval_items SET vector = ?, written = 99 WHERE id = 3",
+        (replacement.astype("<f4").tobytes(),),
+    )
+    conn.execute("UPDATE retrieval_collections SET version = 99")
+
+    hits = await index.search("char:A", query, vector, 5)
+
+    rebuilt = await SqliteIndex(open_db(tmp_path / "db"), embedder).search(
+        "char:A", query, vector, 5
+    )
+    assert [(h.key, h.vector_rank, round(h.cosine, 6)) for h in hits] == [
+        (h.key, h.vector_rank, round(h.cosine, 6)) for h in rebuilt
+    ]

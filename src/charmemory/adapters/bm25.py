@@ -118,6 +118,7 @@ class Bm25:
     starts: np.ndarray  # int64, one more than there are terms
     docs: np.ndarray  # int64 document positions, ascending within a term
     freqs: np.ndarray  # float64 term frequency in the document
+    lengths: np.ndarray  # float64 terms per document
     norms: np.ndarray  # float64 per document: k1 * (1 - b + b * length / average length)
 
     @property
@@ -140,16 +141,65 @@ class Bm25:
         occurrence_terms = word_terms[np.repeat(first[token_words], per_token) + within]
         occurrence_docs = np.repeat(token_docs, per_token)
         lengths = np.bincount(occurrence_docs, minlength=len(texts)).astype(np.float64)
-        average = lengths.mean() if len(texts) and lengths.any() else 1.0
         pairs, freqs = np.unique(
             occurrence_terms * max(len(texts), 1) + occurrence_docs, return_counts=True
         )
-        pair_terms = pairs // max(len(texts), 1)
+        return cls._from_postings(
+            terms,
+            pairs // max(len(texts), 1),
+            pairs % max(len(texts), 1),
+            freqs.astype(np.float64),
+            lengths,
+        )
+
+    def merged(self, keep: np.ndarray, fresh: Bm25, placed: np.ndarray) -> Bm25:
+        """The documents ``keep`` marks (a bool per document) and ``fresh``'s, rearranged.
+
+        ``placed`` gives each its new position: the kept documents in their order,
+        then the fresh ones. Only the postings are re-sorted; no text is read again.
+        """
+        kept = int(keep.sum())
+        renumbered = np.full(self.size, -1, dtype=np.int64)
+        renumbered[keep] = placed[:kept]
+        terms = dict(self.terms)
+        fresh_terms = np.fromiter(
+            (terms.setdefault(term, len(terms)) for term in fresh.terms),
+            dtype=np.int64,
+            count=len(fresh.terms),
+        )
+        live = keep[self.docs]
+        posting_terms = np.concatenate(
+            (_posting_terms(self.starts)[live], fresh_terms[_posting_terms(fresh.starts)])
+        )
+        posting_docs = np.concatenate((renumbered[self.docs[live]], placed[kept:][fresh.docs]))
+        order = np.lexsort((posting_docs, posting_terms))
+        lengths = np.empty(len(placed))
+        lengths[placed] = np.concatenate((self.lengths[keep], fresh.lengths))
+        return Bm25._from_postings(
+            terms,
+            posting_terms[order],
+            posting_docs[order],
+            np.concatenate((self.freqs[live], fresh.freqs))[order],
+            lengths,
+        )
+
+    @classmethod
+    def _from_postings(
+        cls,
+        terms: dict[str, int],
+        posting_terms: np.ndarray,
+        docs: np.ndarray,
+        freqs: np.ndarray,
+        lengths: np.ndarray,
+    ) -> Bm25:
+        """From postings sorted by term, then document."""
+        average = lengths.mean() if len(lengths) and lengths.any() else 1.0
         return cls(
             terms=terms,
-            starts=np.searchsorted(pair_terms, np.arange(len(terms) + 1)),
-            docs=pairs % max(len(texts), 1),
-            freqs=freqs.astype(np.float64),
+            starts=np.searchsorted(posting_terms, np.arange(len(terms) + 1)),
+            docs=docs,
+            freqs=freqs,
+            lengths=lengths,
             norms=_K1 * (1 - _B + _B * lengths / average),
         )
 
@@ -167,6 +217,11 @@ class Bm25:
             total[docs] += idf * freqs * (_K1 + 1) / (freqs + self.norms[docs])
         positions = np.flatnonzero(total)
         return positions, total[positions]
+
+
+def _posting_terms(starts: np.ndarray) -> np.ndarray:
+    """The term of each posting, from where each term's postings start."""
+    return np.repeat(np.arange(len(starts) - 1), np.diff(starts))
 
 
 def _tokens(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:

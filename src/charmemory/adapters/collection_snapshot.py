@@ -17,6 +17,7 @@ import numpy as np
 
 from charmemory.adapters.bm25 import Bm25, Stemmer
 from charmemory.adapters.int8_vectors import Int8Vectors
+from charmemory.adapters.row_merge import kept_then
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,40 @@ class CollectionSnapshot:
             vectors=vectors,
             estimates=Int8Vectors.build(vectors),
             bm25=Bm25.build([row[2] for row in rows], stemmer),
+        )
+
+    def updated(
+        self,
+        version: tuple[int, int],
+        ids: Sequence[int],
+        fresh: Sequence[tuple[int, bytes, str]],
+        stemmer: Stemmer,
+    ) -> CollectionSnapshot | None:
+        """This snapshot with the collection's rows now (``ids``, ascending) and those
+        written since (``fresh``, ascending); None when a rebuild is needed instead.
+
+        Rows stay in id order, as a rebuild would put them, so ties break alike.
+        """
+        fresh_ids = np.fromiter((row[0] for row in fresh), dtype=np.int64, count=len(fresh))
+        now = np.asarray(ids, dtype=np.int64)
+        keep = np.isin(self.ids, now) & ~np.isin(self.ids, fresh_ids)
+        combined = np.concatenate((self.ids[keep], fresh_ids))
+        order = np.argsort(combined, kind="stable")
+        if not keep.any() or not np.array_equal(combined[order], now):
+            return None  # nothing kept, or rows this process never saw
+        vectors = np.frombuffer(b"".join(row[1] for row in fresh), dtype=np.float32)
+        vectors = vectors.reshape(len(fresh), -1) if fresh else vectors.reshape(0, self.dimensions)
+        if vectors.shape[1] != self.dimensions:
+            return None
+        placed = np.empty_like(order)
+        placed[order] = np.arange(len(order))
+        in_order = None if np.array_equal(combined, now) else order  # usually appended
+        return CollectionSnapshot(
+            version=version,
+            ids=now,
+            vectors=kept_then(self.vectors, keep, vectors, in_order),
+            estimates=self.estimates.merged(keep, Int8Vectors.build(vectors), in_order),
+            bm25=self.bm25.merged(keep, Bm25.build([row[2] for row in fresh], stemmer), placed),
         )
 
     @property

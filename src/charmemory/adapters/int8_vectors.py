@@ -21,10 +21,12 @@ to reach cannot be among the best k; only the others are scored in float32
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import simsimd
+
+from charmemory.adapters.row_merge import kept_then
 
 PARALLEL_ROWS = 50_000  # from this many rows on, the estimate runs on two threads
 THREADS = min(2, os.cpu_count() or 1)
@@ -53,6 +55,14 @@ class Int8Vectors:
             part = slice(start, start + _CHUNK)
             codes[part], scales[part], norms[part], errors[part] = _quantise(vectors[part])
         return cls(codes, scales, norms, errors)
+
+    def merged(self, keep: np.ndarray, fresh: Int8Vectors, order: np.ndarray | None) -> Int8Vectors:
+        """The rows ``keep`` marks, then ``fresh``'s, taken in ``order`` if one is given."""
+        parts = (
+            kept_then(mine, keep, theirs, order)
+            for mine, theirs in zip(astuple(self), astuple(fresh), strict=True)
+        )
+        return Int8Vectors(*parts)
 
     def estimate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each row's estimated dot product with ``query``, and how far off it may be."""

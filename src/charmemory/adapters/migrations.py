@@ -5,11 +5,12 @@ from __future__ import annotations
 from charmemory.adapters.extraction_state import migrate_extraction_state
 from charmemory.adapters.history import migrate_memory_history
 from charmemory.adapters.sqlite_db import Migration, migrate_core
-from charmemory.adapters.sqlite_index import migrate_retrieval_index
+from charmemory.adapters.sqlite_index import migrate_retrieval_index, migrate_retrieval_written
 
 MIGRATIONS: tuple[Migration, ...] = (
     migrate_core,
     migrate_extraction_state,
     migrate_retrieval_index,
     migrate_memory_history,
+    migrate_retrieval_written,
 )

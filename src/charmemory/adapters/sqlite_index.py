@@ -34,7 +34,14 @@ from charmemory.errors import ConfigError
 from charmemory.ports import Embedder, IndexHit, IndexItem, IndexStats, SyncProgress, SyncReport
 
 # Re-exported: the retrieval log used to live here.
-__all__ = ["SqliteIndex", "SqliteRetrievalLog", "item_key", "migrate_retrieval_index"]
+__all__ = [
+    "RETRIEVAL_MIGRATIONS",
+    "SqliteIndex",
+    "SqliteRetrievalLog",
+    "item_key",
+    "migrate_retrieval_index",
+    "migrate_retrieval_written",
+]
 
 
 def migrate_retrieval_index(conn: sqlite3.Connection) -> None:
@@ -69,6 +76,24 @@ def migrate_retrieval_index(conn: sqlite3.Connection) -> None:
         )""",
         "CREATE INDEX IF NOT EXISTS retrievals_by_collection ON retrievals (collection, id)",
     )
+
+
+def migrate_retrieval_written(conn: sqlite3.Connection) -> None:
+    """Record which collection version wrote each row, so a loaded collection reads only those.
+
+    Idempotent, like the first step.
+    """
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(retrieval_items)")}
+    if "written" not in columns:
+        conn.execute("ALTER TABLE retrieval_items ADD COLUMN written INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS retrieval_items_by_written "
+        "ON retrieval_items (collection_id, written)"
+    )
+
+
+# The retrieval schema's steps, in order (the workspace runs them among its own).
+RETRIEVAL_MIGRATIONS = (migrate_retrieval_index, migrate_retrieval_written)
 
 
 def item_key(model: str, text: str) -> str:
@@ -238,23 +263,27 @@ class SqliteIndex:
                 "UPDATE retrieval_collections SET dimensions = ? WHERE id = ?",
                 (vectors.shape[1], collection.id),
             )
+            version = self._touch(collection.id)
             # A re-embedded item keeps its row and gets the new vector.
             self._conn.executemany(
                 "INSERT INTO retrieval_items "
-                "(collection_id, key, text, payload, vector) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (collection_id, key) DO UPDATE SET vector = excluded.vector",
+                "(collection_id, key, text, payload, vector, written) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (collection_id, key) DO UPDATE SET "
+                "vector = excluded.vector, written = excluded.written",
                 [
-                    (collection.id, key, item.text, _encode(item.payload), row)
+                    (collection.id, key, item.text, _encode(item.payload), row, version)
                     for (key, item), row in zip(batch, _blobs(vectors), strict=True)
                 ],
             )
-            self._touch(collection.id)
 
-    def _touch(self, collection_id: int) -> None:
-        self._conn.execute(
-            "UPDATE retrieval_collections SET version = version + 1, updated_at = ? WHERE id = ?",
+    def _touch(self, collection_id: int) -> int:
+        """Bump the collection's version; returns the new one."""
+        row = self._conn.execute(
+            "UPDATE retrieval_collections SET version = version + 1, updated_at = ? WHERE id = ? "
+            "RETURNING version",
             (_now(), collection_id),
-        )
+        ).fetchone()
+        return int(row[0])
 
     async def purge(self, collection: str) -> int:
         """Forget a collection; returns how many items it held."""
@@ -315,15 +344,34 @@ class SqliteIndex:
         return sorted(hits, key=lambda hit: (hit.vector_rank, hit.key))
 
     def _snapshot(self, collection: str, current: _Collection) -> CollectionSnapshot:
+        """The collection loaded for searching, brought up to ``current``'s version.
+
+        ``current`` is read before the rows, so a row written meanwhile carries a
+        later version than the snapshot and is read again at the next change.
+        """
         cached = self._snapshots.get(collection)
         version = (current.id, current.version)
         if cached is not None and cached.version == version:
             return cached
-        rows = self._conn.execute(
-            "SELECT id, vector, text FROM retrieval_items WHERE collection_id = ? ORDER BY id",
-            (current.id,),
-        ).fetchall()
-        snapshot = CollectionSnapshot.build(version, rows, self._stemmer)
+        snapshot = None
+        if cached is not None and cached.version[0] == current.id:
+            # Only the rows written since; the ids say which rows are gone.
+            ids = self._conn.execute(
+                "SELECT id FROM retrieval_items WHERE collection_id = ? ORDER BY id",
+                (current.id,),
+            ).fetchall()
+            fresh = self._conn.execute(
+                "SELECT id, vector, text FROM retrieval_items "
+                "WHERE collection_id = ? AND written > ? ORDER BY id",
+                (current.id, cached.version[1]),
+            ).fetchall()
+            snapshot = cached.updated(version, [row[0] for row in ids], fresh, self._stemmer)
+        if snapshot is None:
+            rows = self._conn.execute(
+                "SELECT id, vector, text FROM retrieval_items WHERE collection_id = ? ORDER BY id",
+                (current.id,),
+            ).fetchall()
+            snapshot = CollectionSnapshot.build(version, rows, self._stemmer)
         self._snapshots[collection] = snapshot
         return snapshot
 

@@ -19,7 +19,7 @@ import bisect
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from charmemory.core.chunking import ChunkSettings, chunks_of
@@ -74,6 +74,9 @@ class Provenance:
         return (self.file, self.block_index, self.bullet_index)
 
 
+_PROVENANCE_FIELDS = tuple(field.name for field in fields(Provenance))
+
+
 @dataclass(frozen=True)
 class MemoryItem:
     """One retrievable memory: ``text`` is the bullet as written."""
@@ -84,7 +87,12 @@ class MemoryItem:
     provenance: Provenance
 
     def to_payload(self) -> dict[str, Any]:
-        source = {key: value for key, value in asdict(self.provenance).items() if value is not None}
+        # Not dataclasses.asdict: its deep copies took 6 s for 100,000 items.
+        source = {
+            name: value
+            for name in _PROVENANCE_FIELDS
+            if (value := getattr(self.provenance, name)) is not None
+        }
         return {"id": self.id, "text": self.text, **source}
 
     @classmethod
