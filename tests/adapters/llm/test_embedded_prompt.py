@@ -44,13 +44,18 @@ def test_the_short_prompt_says_who_is_who_and_writes_out_the_card_placeholders()
     assert "Mira flies the Kestrel; Alex is aboard." in final
 
 
-def test_saved_memories_are_carried_into_the_short_prompt() -> None:
-    request = extraction_request(rendered(existing="- Alex is afraid of heights."))
+def test_saved_memories_are_carried_into_the_rules_as_prose() -> None:
+    existing = "From 2026-02-15 10:42:\n- Alex is afraid of heights.\n- Rowan is missing."
+    request = extraction_request(rendered(existing=existing))
     assert request is not None
     prompt = compact_prompt(request)
     assert [m.role for m in prompt] == ["system", "user", "assistant", "user"]
+    assert prompt[0].content.endswith(
+        "never write these again: Alex is afraid of heights. Rowan is missing."
+    )
+    # Not as a list beside the chat: a small model copies such a list back.
     final = prompt[-1].content
-    assert "<existing_memories>\n- Alex is afraid of heights.\n</existing_memories>" in final
+    assert "afraid of heights" not in final
     assert final.endswith(f"<chat_messages>\n{CHAT}\n</chat_messages>")
     assert "at most 5 bullets" in prompt[0].content
 

@@ -3,8 +3,9 @@
 Small local models follow the long default extraction prompt poorly: they copy
 chat lines word for word and restate the card (bench/extraction_quality.py
 measures it). So when a request carries the extraction prompt's sections, the
-embedded model can ask again in its own words: short rules, one worked example
-as an earlier turn of the conversation, then the same sections. Whatever the
+embedded model can ask again in its own words: short rules (with the saved
+memories as prose), one worked example as an earlier turn of the conversation,
+then the card and the chat. Whatever the
 prompt, the answer is held by a grammar to what the answer parser reads: one
 `<memory>` block of `- ` bullets, or NO_NEW_MEMORIES.
 """
@@ -137,16 +138,20 @@ def compact_prompt(request: ExtractionRequest, *, worked_example: bool = True) -
     sections = [f"<character_card>\n{card or NO_CARD}\n</character_card>"]
     if request.char and request.user:
         sections.insert(0, f"The character is {request.char}. The user plays {request.user}.")
-    if request.existing_memories:
-        sections.append(f"<existing_memories>\n{request.existing_memories}\n</existing_memories>")
     sections.append(f"<chat_messages>\n{request.chat}\n</chat_messages>")
     example = (
         [ChatMessage("user", EXAMPLE_REQUEST), ChatMessage("assistant", EXAMPLE_ANSWER)]
         if worked_example
         else []
     )
+    system = f"{SYSTEM}\nWrite at most {request.max_bullets} bullets."
+    saved = _bullets(request.existing_memories)
+    if saved:
+        # As prose in the rules, not as a bullet list beside the chat: shown as a
+        # list, the 1.5B model copied the saved memories back as its answer.
+        system += f"\nAlready saved, so never write these again: {' '.join(saved)}"
     return [
-        ChatMessage("system", f"{SYSTEM}\nWrite at most {request.max_bullets} bullets."),
+        ChatMessage("system", system),
         *example,
         ChatMessage("user", "\n\n".join(sections)),
     ]
@@ -165,6 +170,11 @@ def memory_grammar(max_bullets: int) -> str:
         f'root ::= "<memory>\\n" bullet{optional} "</memory>" | "{SENTINEL}"\n'
         'bullet ::= "- " [^\\n<\\-*#> \\t] [^\\n<]* "\\n"\n'
     )
+
+
+def _bullets(text: str) -> list[str]:
+    """The bullets of a memory list, without their marks (date headings are left out)."""
+    return [line.strip()[2:].strip() for line in text.splitlines() if line.strip()[:2] == "- "]
 
 
 def _unless(text: str, placeholder: str) -> str:
