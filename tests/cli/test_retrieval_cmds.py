@@ -115,6 +115,10 @@ def test_search_answers_in_text_json_and_one_json_line_per_query(
     assert results[0]["block_chat"] == "Mira - 2026-02-15@10h00m00s123ms"
     assert results[0]["block_date"] == "2026-02-15 10:42"
     assert results[0]["score"] >= results[-1]["score"] and err == ""
+    # Provenance down to the bullet, and both signals with their ranks.
+    assert results[0]["file"] == MAIN_FILE
+    assert (results[0]["block_index"], results[0]["bullet_index"]) == (0, 1)  # 0: the tag
+    assert results[0]["vector_rank"] >= 1 and "bm25_rank" in results[0]
 
     queries = ws_root / "queries.txt"
     queries.write_text("dragon attack\n\nthe brother who drowned\nreading lessons\n", "utf-8")
