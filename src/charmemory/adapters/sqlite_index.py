@@ -277,11 +277,14 @@ class SqliteIndex:
             )
 
     def _touch(self, collection_id: int) -> int:
-        """Bump the collection's version; returns the new one."""
-        row = self._conn.execute(
-            "UPDATE retrieval_collections SET version = version + 1, updated_at = ? WHERE id = ? "
-            "RETURNING version",
+        """Bump the collection's version; returns the new one (call it in a transaction)."""
+        # Not UPDATE ... RETURNING: SQLite has it from 3.35, older systems still ship 3.31.
+        self._conn.execute(
+            "UPDATE retrieval_collections SET version = version + 1, updated_at = ? WHERE id = ?",
             (_now(), collection_id),
+        )
+        row = self._conn.execute(
+            "SELECT version FROM retrieval_collections WHERE id = ?", (collection_id,)
         ).fetchone()
         return int(row[0])
 
