@@ -108,10 +108,7 @@ class CollectionSnapshot:
         matched, scores = self.bm25.scores(terms)
         lexical_top = matched[_top(scores, k)]
         estimate, bound = self.estimates.estimate(query)
-        # The k rows estimated best are sure to reach `floor`; a row whose estimate
-        # plus its bound stays below it cannot be among the best k.
-        floor = float((estimate - bound)[_top(estimate, k)].min())
-        worth = estimate + bound >= floor
+        worth, floor = worth_scoring(estimate, bound, k)
         worth[lexical_top] = True
         scored = np.flatnonzero(worth)  # ascending positions
         cosines = np.vecdot(self.vectors[scored], query)
@@ -139,6 +136,16 @@ class CollectionSnapshot:
             )
             for i, position in enumerate(chosen)
         ]
+
+
+def worth_scoring(estimate: np.ndarray, bound: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+    """Which rows could be among the best ``k`` by cosine, and the floor they must reach.
+
+    The ``k`` rows estimated best are sure to reach the floor; a row whose estimate
+    plus its bound stays below it cannot be among the best ``k``.
+    """
+    floor = float((estimate - bound)[_top(estimate, k)].min())
+    return estimate + bound >= floor, floor
 
 
 def _top(values: np.ndarray, k: int) -> np.ndarray:

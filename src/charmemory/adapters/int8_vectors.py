@@ -21,7 +21,7 @@ to reach cannot be among the best k; only the others are scored in float32
 from __future__ import annotations
 
 import os
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import simsimd
@@ -60,11 +60,15 @@ class Int8Vectors:
 
     def merged(self, keep: np.ndarray, fresh: Int8Vectors, order: np.ndarray | None) -> Int8Vectors:
         """The rows ``keep`` marks, then ``fresh``'s, taken in ``order`` if one is given."""
+        # Not dataclasses.astuple: it deep-copies every array first.
         parts = (
             kept_then(mine, keep, theirs, order)
-            for mine, theirs in zip(astuple(self), astuple(fresh), strict=True)
+            for mine, theirs in zip(self._arrays(), fresh._arrays(), strict=True)
         )
         return Int8Vectors(*parts)
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        return (self.codes, self.scales, self.norms, self.errors)
 
     def estimate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each row's estimated dot product with ``query``, and how far off it may be."""
