@@ -5,9 +5,11 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from charmemory.adapters.bm25 import Stemmer
-from charmemory.adapters.collection_snapshot import CollectionSnapshot
+from charmemory.adapters.collection_snapshot import CollectionSnapshot, worth_scoring
 
 ROWS = 3_000
 
@@ -90,3 +92,27 @@ def test_an_empty_collection_has_no_candidates(stemmer: Stemmer) -> None:
     loaded = snapshot(stemmer, np.zeros((0, 384), dtype=np.float32), [])
 
     assert loaded.candidates(np.ones(384, dtype=np.float32), ["memory"], 5) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.integers(1, 40),
+    k=st.integers(1, 45),
+    seed=st.integers(0, 2**32 - 1),
+    coarse=st.booleans(),
+)
+def test_rows_that_could_reach_the_top_k_are_all_kept(
+    rows: int, k: int, seed: int, coarse: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    # Coarse values make ties between estimates, bounds and true values common.
+    estimate = rng.integers(-4, 5, rows) / 4 if coarse else rng.uniform(-1, 1, rows)
+    bound = rng.integers(0, 3, rows) / 4 if coarse else rng.uniform(0, 0.3, rows)
+    # The true values may sit anywhere within the bounds, their ends included.
+    true = estimate + bound * rng.choice([-1.0, 1.0, 0.0, 0.5], rows)
+
+    worth, floor = worth_scoring(estimate, bound, k)
+
+    best = np.argsort(-true, kind="stable")[:k]
+    assert worth[best].all()
+    assert (true[~worth] < floor).all()

@@ -118,7 +118,9 @@ class CollectionSnapshot:
         # Rows not scored are all below `floor`; only a row under it may have some above.
         low = chosen_cosines < floor
         if low.any():
-            vector_ranks[low] += _above(estimate[~worth], chosen_cosines[low])
+            # Counted among the unscored rows estimated above the lowest such cosine.
+            lowest = chosen_cosines[low].min()
+            vector_ranks[low] += _above(estimate[(estimate > lowest) & ~worth], chosen_cosines[low])
         # Where each chosen row sits among the lexical matches, if it matched at all.
         at = np.searchsorted(matched, chosen)
         lexical = at < len(matched)
@@ -141,10 +143,13 @@ class CollectionSnapshot:
 def worth_scoring(estimate: np.ndarray, bound: np.ndarray, k: int) -> tuple[np.ndarray, float]:
     """Which rows could be among the best ``k`` by cosine, and the floor they must reach.
 
-    The ``k`` rows estimated best are sure to reach the floor; a row whose estimate
-    plus its bound stays below it cannot be among the best ``k``.
+    The floor is the ``k``-th highest lower bound: ``k`` rows are sure to reach it,
+    so a row whose estimate plus its bound stays below it cannot be among the best
+    ``k``.
     """
-    floor = float((estimate - bound)[_top(estimate, k)].min())
+    lower = estimate - bound
+    edge = max(len(lower) - k, 0)
+    floor = float(np.partition(lower, edge)[edge])
     return estimate + bound >= floor, floor
 
 
