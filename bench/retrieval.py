@@ -19,14 +19,16 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot, worth_scoring
+from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
@@ -420,7 +422,8 @@ def rankers(conn: sqlite3.Connection, collection: str) -> dict[str, CollectionSn
 async def query_latency(
     embedder: OnnxEmbedder,
     index: SqliteIndex,
-    conn: sqlite3.Connection,
+    stemmer: Stemmer,
+    ranked: dict[str, CollectionSnapshot],
     collection: str,
     queries: list[str],
 ) -> Latency:
@@ -440,18 +443,77 @@ async def query_latency(
         select(await index.search(collection, query, vector, POOL), DEFAULT_FUSION, top_k=5)
         latency.embedding.append((embedded - start) * 1000)
         latency.search.append((time.perf_counter() - embedded) * 1000)
-    stemmer = Stemmer(conn)
-    for name, ranker in rankers(conn, collection).items():
+    for name, ranker in ranked.items():
         for query in queries[1:]:
             vector = (await embedder.embed([query]))[0]
-            terms = [term for terms in stemmer.terms(query_words(query)) for term in terms]
-            start = time.perf_counter()
-            ranker.candidates(vector, terms, POOL)
-            latency.ranking[name].append((time.perf_counter() - start) * 1000)
+            terms = query_terms(stemmer, query)
+            elapsed = await on_compute_thread(timed, ranker.candidates, vector, terms, POOL)
+            latency.ranking[name].append(elapsed)
             if name == RANKINGS[0]:
                 worth, _ = worth_scoring(*ranker.estimates.estimate(vector), POOL)
                 latency.scored.append(int(worth.sum()))
     return latency
+
+
+def query_terms(stemmer: Stemmer, query: str) -> list[str]:
+    return [term for terms in stemmer.terms(query_words(query)) for term in terms]
+
+
+# Where a query's embedding and ranking run: on the event loop's thread, on whichever
+# worker thread of the default executor is free (asyncio.to_thread), or on the one
+# compute thread.
+PLACEMENTS = {
+    "embedding on a worker thread, ranking on the event loop's thread": ("worker", "loop"),
+    "each on whichever worker thread is free": ("worker", "worker"),
+    "both on the event loop's thread (blocks it)": ("loop", "loop"),
+    "both on the one compute thread (as shipped)": ("compute", "compute"),
+}
+
+
+async def placed(where: str, call: Callable[..., Any], *args: object) -> Any:
+    if where == "loop":
+        return call(*args)
+    if where == "worker":
+        return await asyncio.to_thread(call, *args)
+    return await on_compute_thread(call, *args)
+
+
+async def thread_placement(
+    embedder: OnnxEmbedder, ranker: CollectionSnapshot, stemmer: Stemmer, queries: list[str]
+) -> list[str]:
+    """Embedding + ranking per query with the work placed on each kind of thread.
+
+    What slows a step is which thread ran the step before it, so each placement
+    runs every query in a row (after one untimed query); three rounds, each in
+    another order of placements, share out the machine's changing load.
+    """
+    times: dict[str, list[float]] = {name: [] for name in PLACEMENTS}
+    terms = [query_terms(stemmer, query) for query in queries]
+    names = list(PLACEMENTS)
+    for round_ in range(3):
+        for name in names[round_:] + names[:round_]:
+            embed_on, rank_on = PLACEMENTS[name]
+            for i, query in enumerate(queries):
+                start = time.perf_counter()
+                vector = (await placed(embed_on, embedder.embed_blocking, [query]))[0]
+                await placed(rank_on, ranker.candidates, vector, terms[i], POOL)
+                if i:
+                    times[name].append((time.perf_counter() - start) * 1000)
+    return [
+        f"Where a query's CPU work runs ({len(ranker.ids):,} bullets; embedding + ranking; "
+        "each placement runs the queries in a row, three rounds in turn):",
+        "",
+        "| placement | p50 / p95 ms |",
+        "|---|---|",
+        *(f"| {name} | {spread(values)} |" for name, values in times.items()),
+    ]
+
+
+def timed(call: Callable[..., object], *args: object) -> float:
+    """Milliseconds ``call(*args)`` takes."""
+    start = time.perf_counter()
+    call(*args)
+    return (time.perf_counter() - start) * 1000
 
 
 def query_lengths(embedder: OnnxEmbedder, files: dict[str, str]) -> list[str]:
@@ -494,6 +556,7 @@ async def scale(
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     edit_lines: list[str] = []
+    placement: list[str] = []
     for size in sizes:
         conn = open_db(folder, f"scale-{size}.db")
         # Up to 10,000 bullets the build embeds every text, so its rate is measured;
@@ -508,7 +571,9 @@ async def scale(
         start = time.perf_counter()
         await service.sync("bench", items)
         build = size / (time.perf_counter() - start)
-        latency = await query_latency(embedder, index, conn, "bench", queries)
+        stemmer = Stemmer(conn)
+        ranked = rankers(conn, "bench")
+        latency = await query_latency(embedder, index, stemmer, ranked, "bench", queries)
         kind = "MiniLM int8" if real else "MiniLM int8, cached"
         ranking = {name: percentile(values, 95) for name, values in latency.ranking.items()}
         ratio = min(ranking[RANKINGS[1]], ranking[RANKINGS[2]]) / ranking[RANKINGS[0]]
@@ -519,12 +584,14 @@ async def scale(
             + f" | {ratio:.1f}x | {percentile(latency.scored, 50):,.0f} / "
             f"{percentile(latency.scored, 95):,.0f} |"
         )
+        if size == max(sizes):
+            placement = await thread_placement(embedder, ranked[RANKINGS[0]], stemmer, queries)
         if size >= 10_000:
             edit_lines.append(await edit_cost(service, index, used, text, size, queries[0]))
         conn.close()
         if cache is not None:
             cache.close()
-    return [*rows, "", *edit_lines]
+    return [*rows, "", *edit_lines, "", *placement]
 
 
 async def edit_cost(

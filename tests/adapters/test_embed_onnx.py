@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.model_install import (
     MINILM_L6_V2_INT8,
@@ -83,6 +84,10 @@ async def test_inference_runs_off_the_event_loop_thread(
 
     monkeypatch.setattr(embedder, "_run", spy)
     await embedder.embed(["hello there"])
+    await embedder.embed(["and again"])
+    # The thread the index ranks on: a query's steps share one warm thread.
+    ranking = await on_compute_thread(threading.get_ident)
 
     assert threads and threading.get_ident() not in threads
+    assert set(threads) == {ranking}
     assert embedder._session.get_session_options().intra_op_num_threads == 1

@@ -1,10 +1,14 @@
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from charmemory.adapters.collection_snapshot import Candidate, CollectionSnapshot
+from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.sqlite_index import RETRIEVAL_MIGRATIONS, SqliteIndex
 from charmemory.errors import ConfigError
@@ -368,3 +372,22 @@ async def test_a_row_rewritten_in_place_is_read_again_and_keeps_its_place(
     assert [(h.key, h.vector_rank, round(h.cosine, 6)) for h in hits] == [
         (h.key, h.vector_rank, round(h.cosine, 6)) for h in rebuilt
     ]
+
+
+async def test_ranking_runs_on_the_compute_thread_not_the_event_loop(
+    index: SqliteIndex, embedder: WordHashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    threads: list[int] = []
+    rank = CollectionSnapshot.candidates
+
+    def spy(self: CollectionSnapshot, *args: Any) -> list[Candidate]:
+        threads.append(threading.get_ident())
+        return rank(self, *args)
+
+    monkeypatch.setattr(CollectionSnapshot, "candidates", spy)
+    hits = await search(index, embedder, "Who owes the blacksmith?")
+
+    assert MEMORIES[3] in [hit.text for hit in hits]
+    assert threads == [await on_compute_thread(threading.get_ident)]
+    assert threading.get_ident() not in threads

@@ -8,7 +8,6 @@ of the fp32 model (checked in the tests against stored reference vectors).
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, InstalledModel, load_installed
 
 MAX_TOKENS = 256
@@ -56,7 +56,7 @@ class OnnxEmbedder:
         """Unit-length float32 vectors, one row per text, in input order."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        return await asyncio.to_thread(self.embed_blocking, list(texts))
+        return await on_compute_thread(self.embed_blocking, list(texts))
 
     def embed_blocking(self, texts: Sequence[str]) -> np.ndarray:
         """The same as :meth:`embed`, on the calling thread (batch jobs, benchmarks)."""

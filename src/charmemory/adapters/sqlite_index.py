@@ -28,6 +28,7 @@ import numpy as np
 
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot
+from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.sqlite_db import execute_all, transaction
 from charmemory.errors import ConfigError
@@ -326,7 +327,8 @@ class SqliteIndex:
         if not np.isfinite(query).all():
             raise ConfigError("the embedder returned a query vector that is not a number")
         terms = [term for terms in self._stemmer.terms(query_words(query_text)) for term in terms]
-        found = {c.row_id: c for c in snapshot.candidates(query, terms, k)}
+        ranked = await on_compute_thread(snapshot.candidates, query, terms, k)
+        found = {c.row_id: c for c in ranked}
         rows = self._conn.execute(
             "SELECT id, key, text, payload FROM retrieval_items "
             f"WHERE id IN ({','.join('?' * len(found))})",
