@@ -111,6 +111,27 @@ async def test_moved_items_keep_their_vectors_and_get_new_payloads(
     assert dragon.payload == {"n": 3}
 
 
+async def test_a_sync_that_changes_nothing_leaves_the_collection_as_it_was(
+    index: SqliteIndex, conn: sqlite3.Connection
+) -> None:
+    # A tuple is stored as a JSON list: it reads back different but is not a change.
+    tagged = [
+        IndexItem(text, {"n": i, "tags": ("fear", "water")}) for i, text in enumerate(MEMORIES)
+    ]
+    await index.sync("char:A", tagged)
+    version = conn.execute("SELECT version FROM retrieval_collections").fetchone()[0]
+
+    await index.sync("char:A", tagged)
+    await index.sync(
+        "char:A",
+        [IndexItem(t, {"tags": ["fear", "water"], "n": i}) for i, t in enumerate(MEMORIES)],
+    )
+
+    assert conn.execute("SELECT version FROM retrieval_collections").fetchone()[0] == version
+    await index.sync("char:A", items(MEMORIES))
+    assert conn.execute("SELECT version FROM retrieval_collections").fetchone()[0] == version + 1
+
+
 async def test_removed_items_disappear_from_both_signals(
     index: SqliteIndex, embedder: WordHashEmbedder
 ) -> None:

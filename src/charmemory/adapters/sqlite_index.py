@@ -217,9 +217,9 @@ class SqliteIndex:
             existing=existing,
             gone=[row_id for key, (row_id, _) in existing.items() if key not in desired],
             changed=[
-                (encoded, existing[key][0])
+                (_encode(item.payload), existing[key][0])
                 for key, item in desired.items()
-                if key in existing and (encoded := _encode(item.payload)) != existing[key][1]
+                if key in existing and _payload_changed(item.payload, existing[key][1])
             ],
         )
 
@@ -338,7 +338,7 @@ class SqliteIndex:
             IndexHit(
                 key=key,
                 text=text,
-                payload=json.loads(payload),
+                payload=_decode(payload),
                 cosine=found[row_id].cosine,
                 vector_rank=found[row_id].vector_rank,
                 bm25=found[row_id].bm25,
@@ -403,9 +403,19 @@ class SqliteIndex:
         return [row[0] for row in rows]
 
 
-# One encoder for every payload: json.dumps builds a new one per call, a third of the
-# time a sync of 100,000 unchanged items spends comparing payloads.
+# One encoder for every payload: json.dumps builds a new one per call, which was a
+# third of the time comparing 100,000 payloads.
 _encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+_decode = json.JSONDecoder().decode
+
+
+def _payload_changed(payload: dict[str, Any], stored: str) -> bool:
+    """Whether ``payload`` differs from the stored JSON of one.
+
+    Decoding the stored text and comparing takes half the time of encoding the
+    payload; the encoding settles what decoding cannot (a tuple reads back as a list).
+    """
+    return _decode(stored) != payload and _encode(payload) != stored
 
 
 def _checked(vectors: Any, batch: list[tuple[str, IndexItem]]) -> np.ndarray:
