@@ -456,6 +456,18 @@ def test_ids_ignore_attribute_order_and_line_wrapping() -> None:
     assert list_bullets(one)[0].memory_id == list_bullets(two)[0].memory_id
 
 
+def test_ids_are_the_same_as_in_every_earlier_release() -> None:
+    # Ids are stored in history, previews and the index: their recipe never changes.
+    memory = parse_memory_file(
+        '<memory date="2026-02-15 10:42" chat="Élara - 2026-02-15@10h00m00s123ms">\n'
+        "- Élara fears deep water — since Rowan drowned.\n- same\n- same\n</memory>\n"
+    )
+
+    ids = [r.memory_id for r in list_bullets(memory)]
+
+    assert ids == ["208dfbbae8a7", "45f4678bef4b", "d6b8a6631a73"]
+
+
 def test_find_bullet_by_id() -> None:
     memory = parse_memory_file(SAMPLE)
     wanted = list_bullets(memory)[3]

@@ -128,17 +128,21 @@ def items_from_memory_file(collection: str, file: str, memory: MemoryFile) -> li
     """One item per bullet; topic-tag bullets label their block instead of being items."""
     items: list[MemoryItem] = []
     topics: dict[int, str] = {}
+    chat_and_date: dict[int, tuple[str, str]] = {}  # looked up once per block
     for ref in list_bullets(memory):
         block = ref.address.block
         if ref.address.bullet == 0 and (topic := topic_of(ref.text)) is not None:
             topics[block] = topic
             continue
+        if block not in chat_and_date:
+            chat_and_date[block] = (ref.block.chat, ref.block.date)
+        chat, date = chat_and_date[block]
         provenance = Provenance(
             file=file,
             block_index=block,
             bullet_index=ref.address.bullet,
-            block_chat=ref.block.chat,
-            block_date=ref.block.date,
+            block_chat=chat,
+            block_date=date,
             topic=topics.get(block, ""),
         )
         items.append(MemoryItem(ref.memory_id, ref.text, collection, provenance))

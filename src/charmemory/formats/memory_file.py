@@ -456,7 +456,16 @@ def memory_id(attributes: Iterable[tuple[str, str]], text: str, occurrence: int 
     ``occurrence`` tells apart identical bullets under identical attributes, counted
     in file order, so the first copy keeps its id when a later one is deleted.
     """
-    payload = json.dumps([sorted(attributes), text, occurrence], ensure_ascii=False)
+    return _sorted_memory_id(sorted(attributes), text, occurrence)
+
+
+# What json.dumps(..., ensure_ascii=False) writes, without building an encoder per
+# call (ids are hashed from this text, so it must never change).
+_ID_TEXT = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _sorted_memory_id(attributes: list[tuple[str, str]], text: str, occurrence: int) -> str:
+    payload = _ID_TEXT([attributes, text, occurrence])
     return hashlib.sha1(payload.encode("utf-8"), usedforsecurity=False).hexdigest()[:12]
 
 
@@ -464,14 +473,16 @@ def list_bullets(file: MemoryFile) -> tuple[BulletRef, ...]:
     refs: list[BulletRef] = []
     seen: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
     for block_index, block in enumerate(file.blocks):
+        attributes = sorted(block.attributes)
+        frozen = tuple(attributes)
         for bullet_index, bullet in enumerate(block.bullets):
-            key = (tuple(sorted(block.attributes)), bullet.text)
+            key = (frozen, bullet.text)
             occurrence = seen.get(key, 0)
             seen[key] = occurrence + 1
             refs.append(
                 BulletRef(
                     BulletAddress(block_index, bullet_index),
-                    memory_id(block.attributes, bullet.text, occurrence),
+                    _sorted_memory_id(attributes, bullet.text, occurrence),
                     bullet.text,
                     block,
                 )
