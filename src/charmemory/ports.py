@@ -94,7 +94,7 @@ class Embedder(Protocol):
 # ---- Retrieval ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IndexItem:
     """One searchable unit: the text that is embedded and matched, plus what comes back."""
 

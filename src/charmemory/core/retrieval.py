@@ -50,7 +50,7 @@ def is_chunk_collection(collection: str) -> bool:
     return collection.startswith(_CHARACTER) and collection.endswith(_CHUNKS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """Where an item came from: 0-based block and bullet indices in its memory file.
 
@@ -77,7 +77,7 @@ class Provenance:
 _PROVENANCE_FIELDS = tuple(field.name for field in fields(Provenance))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryItem:
     """One retrievable memory: ``text`` is the bullet as written."""
 

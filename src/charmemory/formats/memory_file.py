@@ -72,7 +72,7 @@ class FreeText:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RawLine:
     """A non-bullet line inside a block, kept byte for byte (line ending included)."""
 
@@ -89,7 +89,7 @@ class RawLine:
         return not self.raw.strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bullet:
     """One memory. ``text`` is cleaned on construction (see the module docstring)."""
 
@@ -202,7 +202,7 @@ class MemoryFile:
         return "\r\n" if crlf > text.count("\n") - crlf else "\n"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class BulletAddress:
     """Where a bullet sits: 0-based block index and bullet index within the block."""
 
@@ -210,7 +210,7 @@ class BulletAddress:
     bullet: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BulletRef:
     """A bullet as listed: its address, its content-derived id and its block."""
 
