@@ -37,7 +37,10 @@ _STOPWORD_TEXT = (
     "there they this to too us was we were what when where which who why will with would you your"
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-MAX_QUERY_WORDS = 64
+# Enough for two long role-play messages (the query is the newest first): at 64, the
+# words of the older message were cut off and long chat queries lost a fifth of their
+# recall@5 (bench/RESULTS.md). A word no memory holds costs one dictionary lookup.
+MAX_QUERY_WORDS = 256
 _K1 = 1.2
 _B = 0.75
 _MIN_IDF = 1e-6
