@@ -9,6 +9,7 @@ from charmemory.core.extraction_answer import (
     NO_BULLETS,
     OVER_CAP,
     REFUSAL,
+    SPEECH,
     TRUNCATED,
     ParsedAnswer,
     merge_blocks,
@@ -241,6 +242,41 @@ def test_the_cap_counts_across_blocks() -> None:
         "<memory>\n- A1.\n- A2.\n</memory>\n<memory>\n- B1.\n- B2.\n</memory>", max_bullets=3
     )
     assert parsed.blocks == [["A1.", "A2."], ["B1."]]
+
+
+def test_bullets_that_speak_to_someone_are_left_out() -> None:
+    parsed = parse(
+        "<memory>\n"
+        "- Mira owes four hundred crowns to Madame Venn.\n"
+        "- Alex is short a navigator. How would you feel about keeping the charts?\n"
+        '- Mira promised Alex: "I will find your brother, whatever it costs."\n'
+        "- Your secret is safe with Mira.\n"
+        "- Youssef the smith repaired the YOUNG captain's sword.\n"
+        "</memory>"
+    )
+
+    assert parsed.bullets == [
+        "Mira owes four hundred crowns to Madame Venn.",
+        'Mira promised Alex: "I will find your brother, whatever it costs."',
+        "Youssef the smith repaired the YOUNG captain's sword.",
+    ]
+    assert parsed.has_warning(SPEECH) and not parsed.nothing_new
+    assert "left out 2 bullet(s)" in parsed.warnings[0]
+
+
+def test_speech_does_not_count_against_the_cap() -> None:
+    parsed = parse(
+        "<memory>\n- You look tired.\n- Fact one.\n- Fact two.\n</memory>", max_bullets=2
+    )
+    assert parsed.bullets == ["Fact one.", "Fact two."]
+    assert not parsed.has_warning(OVER_CAP)
+
+
+def test_an_answer_of_only_speech_holds_nothing_new() -> None:
+    parsed = parse("<memory>\n- You're the one who found that letter.\n</memory>")
+
+    assert parsed.bullets == [] and parsed.nothing_new
+    assert [w.split(":")[0] for w in parsed.warnings] == [SPEECH]
 
 
 def test_memory_tags_inside_a_bullet_are_made_inert() -> None:

@@ -139,6 +139,22 @@ async def test_unusable_answer_saves_nothing_and_keeps_messages_unprocessed(
     assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == -1
 
 
+async def test_an_answer_of_copied_dialogue_saves_nothing_and_moves_on(
+    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    write_chat(ws, alternating(6))
+    llm_server.reply_text(memory_block("How would you feel about keeping the charts?"))
+
+    report = await service(ws, llm_server, clock).extract(CHARACTER)
+
+    assert report.chunks[0].saved == [] and report.chunks[0].nothing_new
+    assert report.chunks[0].warnings[0].startswith("speech: left out 1 bullet(s)")
+    assert memories(ws) == ""
+    # The model answered; asking again would bring the same lines back.
+    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == 5
+
+
 async def test_duplicates_of_saved_memories_are_dropped(
     tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
 ) -> None:

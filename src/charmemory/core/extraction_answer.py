@@ -23,6 +23,7 @@ NO_BULLETS = "no bullets"
 TRUNCATED = "truncated"
 OVER_CAP = "over cap"
 MIXED = "mixed"
+SPEECH = "speech"
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,12 @@ _MARKER = re.compile(r"[ \t]*(?:[-*+•–—]|\d{1,3}[.)]|\(\d{1,3}\))[ \t]+")
 # Letters-only boundaries: `__NO_NEW_MEMORIES__` (markdown bold) must still count.
 _SENTINEL_ANYWHERE = re.compile(r"(?<![a-z])no[\s_-]*new[\s_-]*memories(?![a-z])", re.I)
 _SENTENCE_END = tuple(".!?…\"'”’»)]*_~")
+# A bullet that says "you" outside quotes speaks to someone: a line of the chat copied
+# into the answer, not a fact (the prompt asks for names, never "you"). Small local
+# models do this; in the demo chat one kept "How would you feel about keeping the
+# charts, Navigator Carrow?" as a memory.
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.I)
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»')
 _REFUSAL = re.compile(
     r"\b(?:i'?m sorry|i am sorry|i apologi[sz]e|i can'?t|i cannot|i won'?t|i will not|"
     r"i'?m (?:not able|unable)|i am (?:not able|unable)|as an ai\b|content polic|"
@@ -83,6 +90,13 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
         if not last_closed and blocks[-1] and not blocks[-1][-1].endswith(_SENTENCE_END):
             blocks[-1].pop()
 
+    spoken = [bullet for block in blocks for bullet in block if is_speech(bullet)]
+    if spoken:
+        blocks = [[bullet for bullet in block if not is_speech(bullet)] for block in blocks]
+        warnings.append(
+            f"{SPEECH}: left out {len(spoken)} bullet(s) that speak to someone instead of "
+            f"stating a fact, e.g. {spoken[0]!r}"
+        )
     blocks = [block for block in blocks if block]
     total = sum(len(block) for block in blocks)
     if total > max_bullets:
@@ -96,9 +110,16 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
         warnings.append(
             f"{MIXED}: the answer had bullets and also said {SENTINEL}; kept the bullets"
         )
-    if not blocks and not said_nothing_new and not unfinished_reasoning:
+    if not blocks and not said_nothing_new and not unfinished_reasoning and not spoken:
         warnings.append(_empty_reason(text))
-    return ParsedAnswer(blocks, warnings, nothing_new=not blocks and said_nothing_new)
+    # Only copied dialogue: the model read the chat and found no fact in it.
+    nothing_new = not blocks and (said_nothing_new or bool(spoken))
+    return ParsedAnswer(blocks, warnings, nothing_new=nothing_new)
+
+
+def is_speech(bullet: str) -> bool:
+    """Whether a bullet addresses someone ("you" outside quotes) rather than stating a fact."""
+    return _SECOND_PERSON.search(_QUOTED.sub(" ", bullet)) is not None
 
 
 def merge_blocks(answers: Iterable[ParsedAnswer]) -> list[str]:
