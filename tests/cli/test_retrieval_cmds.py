@@ -237,6 +237,7 @@ def test_settings_are_checked_before_they_are_stored(
         (["index", "Nobody"], "unknown character 'Nobody'; known: Mira"),
         (["search", "Nobody", "dragon"], "unknown character 'Nobody'"),
         (["search", "Mira"], "give one query, or --queries FILE"),
+        (["search", "Mira", "  "], "the query is empty"),
         (["inject", "Mira", "--chat", "nope"], "Mira has no chat 'nope'"),
         (["retrieval", "set", "colour", "red"], "unknown setting 'retrieval.colour'"),
     ],

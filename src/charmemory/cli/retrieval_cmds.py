@@ -139,6 +139,8 @@ def search(
         raise NotFoundError(f"no such file: {queries}")
     if k is not None and k < 1:
         raise ConfigError("-k must be at least 1")
+    if query is not None and not query.strip():
+        raise ConfigError("the query is empty: say what to look for")
     asked = (
         [line for line in queries.read_text(encoding="utf-8").splitlines() if line.strip()]
         if queries is not None
