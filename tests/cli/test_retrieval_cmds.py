@@ -169,6 +169,13 @@ def test_inject_uses_the_visible_chat_and_diagnose_shows_it(
     assert "query: Did Kael ever pay the blacksmith what he owed?" in out
     assert "* score 1.000" in out and "    - Kael owes the blacksmith forty silver coins." in out
 
+    # A block left open by hand: its bullet is text, and diagnose says where.
+    lines = (MEMORIES + "<memory>\n- Mira sings.\n").count("\n")
+    (ws_root / MAIN_FILE).write_text(MEMORIES + "<memory>\n- Mira sings.\n", "utf-8")
+    code, out, _ = cli(capsys, "diagnose", "Mira")
+    assert "2 blocks, 6 bullets)" in out
+    assert f"warning: line(s) {lines - 1} hold a <memory> tag without its pair" in out
+
     code, out, _ = cli(capsys, "inject", "Mira", "--json")
     shown = json.loads(out)
     assert (shown["position"], shown["depth"], shown["role"]) == ("in_prompt", 4, "system")

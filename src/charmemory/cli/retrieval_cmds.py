@@ -22,6 +22,7 @@ from charmemory.core.retrieval_settings import (
     setting_values,
 )
 from charmemory.errors import ConfigError, NotFoundError
+from charmemory.formats.memory_file import stray_tag_lines
 from charmemory.ports import RetrievalRecord, SyncReport
 from charmemory.services.retrieval import Result, Retrieval, RetrievalService
 
@@ -244,6 +245,13 @@ async def _diagnosis(service: RetrievalService, source: MemorySource) -> list[st
             f"memory file: {source.file} ({size:,} bytes, {memories.file.block_count} blocks, "
             f"{memories.file.bullet_count} bullets)"
         )
+        stray = stray_tag_lines(memories.file)
+        if stray:
+            lines.append(
+                f"  warning: line(s) {', '.join(map(str, stray))} hold a <memory> tag without "
+                "its pair; the lines they would enclose are text, not memories, and are not "
+                "searched"
+            )
     lines.append(f"granularity: {settings.granularity}; collection {collection}")
     stats = await service.stats(collection)
     if stats is None:
