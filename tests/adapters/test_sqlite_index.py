@@ -132,6 +132,19 @@ async def test_a_sync_that_changes_nothing_leaves_the_collection_as_it_was(
     assert conn.execute("SELECT version FROM retrieval_collections").fetchone()[0] == version + 1
 
 
+async def test_a_stored_payload_that_is_not_json_is_written_again(
+    index: SqliteIndex, embedder: WordHashEmbedder, conn: sqlite3.Connection
+) -> None:
+    await index.sync("char:A", items(MEMORIES))
+    conn.execute("UPDATE retrieval_items SET payload = '{not json'")
+
+    report = await index.sync("char:A", items(MEMORIES))
+
+    assert (report.added, report.kept, report.embedded) == (0, 4, 0)
+    hits = await search(index, embedder, "dragon burned ships")
+    assert next(hit for hit in hits if "dragon" in hit.text).payload == {"n": 2}
+
+
 async def test_removed_items_disappear_from_both_signals(
     index: SqliteIndex, embedder: WordHashEmbedder
 ) -> None:

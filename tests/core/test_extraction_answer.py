@@ -252,6 +252,7 @@ def test_bullets_that_speak_to_someone_are_left_out() -> None:
         '- Mira promised Alex: "I will find your brother, whatever it costs."\n'
         "- Your secret is safe with Mira.\n"
         "- Youssef the smith repaired the YOUNG captain's sword.\n"
+        "- Alex left Mira a thank-you note.\n"
         "</memory>"
     )
 
@@ -259,6 +260,7 @@ def test_bullets_that_speak_to_someone_are_left_out() -> None:
         "Mira owes four hundred crowns to Madame Venn.",
         'Mira promised Alex: "I will find your brother, whatever it costs."',
         "Youssef the smith repaired the YOUNG captain's sword.",
+        "Alex left Mira a thank-you note.",
     ]
     assert parsed.has_warning(SPEECH) and not parsed.nothing_new
     assert "left out 2 bullet(s)" in parsed.warnings[0]

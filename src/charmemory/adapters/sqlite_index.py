@@ -415,7 +415,11 @@ def _payload_changed(payload: dict[str, Any], stored: str) -> bool:
     Decoding the stored text and comparing takes half the time of encoding the
     payload; the encoding settles what decoding cannot (a tuple reads back as a list).
     """
-    return _decode(stored) != payload and _encode(payload) != stored
+    try:
+        same = _decode(stored) == payload
+    except ValueError:  # not JSON any more: written again below
+        same = False
+    return not same and _encode(payload) != stored
 
 
 def _checked(vectors: Any, batch: list[tuple[str, IndexItem]]) -> np.ndarray:

@@ -55,7 +55,8 @@ _SENTENCE_END = tuple(".!?…\"'”’»)]*_~")
 # into the answer, not a fact (the prompt asks for names, never "you"). Small local
 # models do this; in the demo chat one kept "How would you feel about keeping the
 # charts, Navigator Carrow?" as a memory.
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.I)
+# Hyphens are part of the word: "a thank-you note" is a fact.
+_SECOND_PERSON = re.compile(r"(?<![\w-])(?:you|your|yours|yourself|yourselves)(?![\w-])", re.I)
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»')
 _REFUSAL = re.compile(
     r"\b(?:i'?m sorry|i am sorry|i apologi[sz]e|i can'?t|i cannot|i won'?t|i will not|"
