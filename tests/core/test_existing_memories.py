@@ -95,6 +95,20 @@ def test_repeated_candidates_are_shown_once() -> None:
     assert selected.text == "Undated:\n- Alex feared water."
 
 
+def test_shown_bullets_keep_the_file_order_whatever_their_priority() -> None:
+    by_relevance = [
+        Candidate("Mira owes Venn.", 1, "2026-01-02", 2),
+        Candidate("Mira met Alex.", 0, "2026-01-01", 0),
+        Candidate("Mira named the ship.", 1, "2026-01-02", 0),
+    ]
+    in_file_order = [by_relevance[1], by_relevance[2], by_relevance[0]]
+
+    shown = select_existing(by_relevance, 200).text
+
+    assert shown == select_existing(in_file_order, 200).text
+    assert shown.index("named the ship") < shown.index("owes Venn")
+
+
 def test_a_tokenizer_can_be_passed_in() -> None:
     def words(text: str) -> int:
         return len(text.split())

@@ -3,7 +3,7 @@
 The prompt shows saved memories so the model does not write them again, but a memory
 file grows without end while the prompt must not. So the bullets shown are chosen in
 priority order (relevance from the retrieval index, or the most recent blocks first)
-until a token budget is spent, then grouped back under their blocks in file order.
+until a token budget is spent, then shown in file order under their blocks.
 
 Models still repeat what they were shown; new bullets whose normalised text equals a
 saved one (or an earlier new one) are dropped. A `similar(a, b)` callback catches
@@ -39,6 +39,7 @@ class Candidate:
     text: str
     block: int
     date: str = ""
+    place: int = 0  # its place within the block: shown bullets keep the file's order
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ def recent_first(blocks: Iterable[StoredBlock]) -> list[Candidate]:
 
     ordered = sorted(blocks, key=newness, reverse=True)
     return [
-        Candidate(text, block.position, block.date) for block in ordered for text in block.bullets
+        Candidate(text, block.position, block.date, place)
+        for block in ordered
+        for place, text in enumerate(block.bullets)
     ]
 
 
@@ -88,7 +91,7 @@ def select_existing(
     cost of a block's heading is paid with its first bullet. Repeated bullets are
     shown once.
     """
-    chosen: dict[int, list[str]] = {}
+    chosen: dict[int, list[tuple[int, str]]] = {}
     dates: dict[int, str] = {}
     seen: set[str] = set()
     spent = left_out = 0
@@ -105,10 +108,12 @@ def select_existing(
             continue
         seen.add(key)
         spent += cost
-        chosen.setdefault(candidate.block, []).append(text)
+        chosen.setdefault(candidate.block, []).append((candidate.place, text))
         dates.setdefault(candidate.block, candidate.date)
+    # In file order whatever the priority, so the prompt only changes when what is
+    # shown changes (a small model's answer moves with the order of its prompt).
     rendered = "".join(
-        _heading(dates[block]) + "".join(_bullet_line(text) for text in chosen[block])
+        _heading(dates[block]) + "".join(_bullet_line(text) for _, text in _in_place(chosen[block]))
         for block in sorted(chosen)
     )
     included = sum(len(texts) for texts in chosen.values())
@@ -119,6 +124,10 @@ _QUOTES = re.compile(
     "[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a]"
 )
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
+
+
+def _in_place(bullets: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    return sorted(bullets, key=lambda bullet: bullet[0])  # stable: equal places keep order
 
 
 def normalise_bullet(text: str) -> str:

@@ -464,7 +464,10 @@ class ExtractionService:
         )
         await retrieval.sync(collection, items)
         results = await retrieval.search(collection, recent, RELATED_CANDIDATES, record=False)
-        return [Candidate(r.text, r.provenance.block_index, r.block_date) for r in results]
+        return [
+            Candidate(r.text, r.provenance.block_index, r.block_date, r.provenance.bullet_index)
+            for r in results
+        ]
 
     async def _without_near_duplicates(
         self, collection: str, bullets: list[str]
