@@ -72,7 +72,9 @@ STRATEGIES: dict[str, Fusion] = {
     "RRF k=10, 1:1": ReciprocalRank(k=10),
     "weighted 0.2 bm25 + 0.8 cosine": WeightedScores(0.2, 0.8),
     "weighted 0.3 bm25 + 0.7 cosine": WeightedScores(0.3, 0.7),
+    "weighted 0.4 bm25 + 0.6 cosine": WeightedScores(0.4, 0.6),
     "weighted 0.5 bm25 + 0.5 cosine (default)": WeightedScores(0.5, 0.5),
+    "weighted 0.6 bm25 + 0.4 cosine": WeightedScores(0.6, 0.4),
     "weighted 0.7 bm25 + 0.3 cosine": WeightedScores(0.7, 0.3),
     "gated: cosine >= 0.3, ordered by BM25": Gated("vector", 0.3, "bm25"),
     "gated: any BM25 match, ordered by cosine": Gated("bm25", 0.0, "vector"),
@@ -602,10 +604,11 @@ async def scale(
         kind = "MiniLM int8" if real else "MiniLM int8, cached"
         ranking = {name: percentile(values, 95) for name, values in latency.ranking.items()}
         ratio = min(ranking[RANKINGS[1]], ranking[RANKINGS[2]]) / ranking[RANKINGS[0]]
+        pooled = [value for values in latency.rounds for value in values]
         round_lines.append(
             f"- {size:,} bullets, embedding + search p95 of each round: "
             + ", ".join(f"{percentile(values, 95):.1f}" for values in latency.rounds)
-            + " ms."
+            + f" ms; every round pooled: p50 / p95 {spread(pooled)} ms."
         )
         rows.append(
             f"| {size:,} | {kind} | {build:,.0f} | {latency.first:.0f} | "
@@ -726,8 +729,8 @@ async def run(args: argparse.Namespace) -> list[str]:
         "`multi` questions need two memories; `chat` queries are built from the last two "
         "messages as SillyTavern does, and `long chat` ones the same way from two role-play "
         "messages as people write them (a 140-190-word reply in the character's voice, then "
-        "the player's 75-100 words; the hint sits in the older message, the newer or both, "
-        "among other scene detail, and 8 of 28 need two memories). Recall = share of the "
+        "the player's 75-115 words; the hint sits in the older message, the newer or both, "
+        "among other scene detail, and 16 of 56 need two memories). Recall = share of the "
         "answer bullets in the top k, "
         f"averaged over queries; {POOL} candidates per signal.",
         "",
@@ -751,10 +754,10 @@ async def run(args: argparse.Namespace) -> list[str]:
                 lines += [*quality_table(hits, queries, subset), ""]
         lines += [
             "**Defaults chosen from these tables.** Fusion: equal weights on min-max normalised "
-            "BM25 and cosine scores. BM25 weights from 0.3 to 0.7 are within one answer of each "
-            "other on recall@5 (0.007 in 143 queries) and within 0.011 on recall@10, where the "
-            "default is best, so the choice is not fragile; they keep the paraphrase recall of "
-            "vectors alone (BM25 finds "
+            "BM25 and cosine scores. BM25 weights from 0.3 to 0.6 are within 0.012 of each "
+            "other on recall@5 (two answers in 171 queries) and 0.018 on recall@10, and none is "
+            "best on both, so the choice is not fragile (0.7 starts losing chat queries); they "
+            "keep the paraphrase recall of vectors alone (BM25 finds "
             "nothing there by construction) and add BM25's lift on chat queries and on questions "
             "that need two memories. Reciprocal rank fusion loses paraphrases: BM25's best guess "
             "counts as much as the vector's best even when the lexical match is weak. Gating "
@@ -764,14 +767,17 @@ async def run(args: argparse.Namespace) -> list[str]:
             "weak lexical match that pushed an answer out) and keeps unrelated memories out "
             "when nothing in the file fits; SillyTavern's 0.25 already costs recall.",
             "",
-            "Long chat queries are the hardest: one embedding of a 250-word scene blurs the "
-            "one hint in it (vectors alone 0.518 recall@5), while BM25 finds the hint's names "
-            "and rare words (0.696). BM25 reads up to 256 content words of the query; at 64 it "
-            "cut off the older message and scored 0.500 (default fusion 0.554, now 0.661; "
-            "measured with the limit set back). "
-            "Splitting the query into sentence windows and scoring each memory by its best "
-            "window was tried and lowered vector recall to 0.34-0.50: the scene's other "
-            "sentences match unrelated memories strongly.",
+            "Long chat queries are the hardest kind: one embedding of a 250-word scene blurs the "
+            "one hint in it (vectors alone 0.580 recall@5) and BM25 is distracted by the "
+            "scene's other words (0.598), but the two miss different queries, and fused they "
+            "reach 0.714. BM25 reads up to 256 content words of the query; at 64 it cut off the "
+            "older message and scored 0.527, the default fusion 0.616 (measured with the limit "
+            "set back). The first 28 long chats favoured a BM25 weight of 0.6-0.7 (0.696-0.714 "
+            "against 0.661); the second 28, written after that, did not (0.5: 0.768, 0.6: "
+            "0.732, 0.7: 0.625), so the weight stays at 0.5. Splitting the query into sentence "
+            "windows and scoring each memory by its best window was tried on the first 28 and "
+            "lowered vector recall to 0.34-0.50: the scene's other sentences match unrelated "
+            "memories strongly.",
             "",
             "BM25 counts documents, word frequencies and the average length within the "
             "collection, so a word found in nearly every memory of a character (the character's "

@@ -38,8 +38,8 @@ _STOPWORD_TEXT = (
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Enough for two long role-play messages (the query is the newest first): at 64, the
-# words of the older message were cut off and long chat queries scored recall@5 0.554
-# instead of 0.661 (bench/RESULTS.md). A word no memory holds costs one dictionary lookup.
+# words of the older message were cut off and long chat queries scored recall@5 0.616
+# instead of 0.714 (bench/RESULTS.md). A word no memory holds costs one dictionary lookup.
 MAX_QUERY_WORDS = 256
 _K1 = 1.2
 _B = 0.75
