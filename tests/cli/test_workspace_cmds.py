@@ -82,6 +82,14 @@ def test_memories_show_lists_blocks_with_ids(ws: Path, capsys: pytest.CaptureFix
     ]
     assert all(len(m["id"]) == 12 for m in block["memories"])
 
+    # A block left open by hand: its bullets are text, and the listing says where.
+    with (ws / "user" / "files" / "Seraphina-memories.md").open("a") as file:
+        file.write('<memory chat="c" date="d">\n- Seraphina sang.\n')
+    assert run(["memories", "show", "Seraphina", "-w", str(ws)]) == 0
+    out, err = capsys.readouterr()
+    assert "2 memories in 1 blocks" in out and "Seraphina sang" not in out
+    assert err.startswith("warning: line(s) 5 hold a <memory> tag without its pair")
+
 
 def test_sillytavern_folder_is_read_only_unless_allowed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

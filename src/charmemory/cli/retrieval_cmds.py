@@ -22,7 +22,7 @@ from charmemory.core.retrieval_settings import (
     setting_values,
 )
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.formats.memory_file import stray_tag_lines
+from charmemory.formats.memory_file import stray_tag_warning
 from charmemory.ports import RetrievalRecord, SyncReport
 from charmemory.services.retrieval import Result, Retrieval, RetrievalService
 
@@ -245,13 +245,8 @@ async def _diagnosis(service: RetrievalService, source: MemorySource) -> list[st
             f"memory file: {source.file} ({size:,} bytes, {memories.file.block_count} blocks, "
             f"{memories.file.bullet_count} bullets)"
         )
-        stray = stray_tag_lines(memories.file)
-        if stray:
-            lines.append(
-                f"  warning: line(s) {', '.join(map(str, stray))} hold a <memory> tag without "
-                "its pair; the lines they would enclose are text, not memories, and are not "
-                "searched"
-            )
+        if warning := stray_tag_warning(memories.file):
+            lines.append(f"  warning: {warning}")
     lines.append(f"granularity: {settings.granularity}; collection {collection}")
     stats = await service.stats(collection)
     if stats is None:

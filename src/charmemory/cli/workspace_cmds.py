@@ -12,7 +12,7 @@ from charmemory.adapters.library import Library
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
 from charmemory.cli.application import app, state
-from charmemory.formats.memory_file import list_bullets
+from charmemory.formats.memory_file import list_bullets, stray_tag_warning
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
@@ -133,6 +133,8 @@ def memories_show(
         f"{files.relative(loaded.path)}: {loaded.file.bullet_count} memories in "
         f"{loaded.file.block_count} blocks"
     )
+    if warning := stray_tag_warning(loaded.file):
+        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
     for index, block in enumerate(loaded.file.blocks):
         typer.echo(f"\n[{block.chat or '?'}]  {block.date or ''}")
         for ref in bullets:

@@ -511,6 +511,17 @@ def stray_tag_lines(file: MemoryFile) -> tuple[int, ...]:
     return tuple(found)
 
 
+def stray_tag_warning(file: MemoryFile) -> str | None:
+    """What a person reading the file should know about its stray tag lines, if any."""
+    stray = stray_tag_lines(file)
+    if not stray:
+        return None
+    return (
+        f"line(s) {', '.join(map(str, stray))} hold a <memory> tag without its pair; the "
+        "lines they would enclose are text, not memories, and are not searched"
+    )
+
+
 # ---- dates ------------------------------------------------------------------
 
 _DATE_FORMATS = ("%m/%d/%Y, %I:%M:%S %p", "%m/%d/%Y %H:%M", "%Y/%m/%d %H:%M", "%Y/%m/%d")
