@@ -6,8 +6,7 @@ own thread, blocking it for milliseconds per query at 100,000 memories), and on
 one long-lived thread rather than whichever default-executor worker is free, so
 each starts where the last one left its state. The placement table in
 bench/RESULTS.md times each arrangement in one run: they are within noise of
-each other there (runs have differed by up to 4 ms at p95 either way), so the
-gain measured is the free event loop, not speed.
+each other there, so the gain is the free event loop, not speed.
 """
 
 from __future__ import annotations

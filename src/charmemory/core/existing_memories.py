@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 
 TokenCounter = Callable[[str], int]
 Similar = Callable[[str, str], bool]
@@ -110,10 +111,12 @@ def select_existing(
         spent += cost
         chosen.setdefault(candidate.block, []).append((candidate.place, text))
         dates.setdefault(candidate.block, candidate.date)
-    # In file order whatever the priority, so the prompt only changes when what is
-    # shown changes (a small model's answer moves with the order of its prompt).
+    # In file order whatever the priority (a stable sort: equal places keep theirs), so
+    # the prompt only changes when what is shown changes (a small model's answer moves
+    # with the order of its prompt).
     rendered = "".join(
-        _heading(dates[block]) + "".join(_bullet_line(text) for _, text in _in_place(chosen[block]))
+        _heading(dates[block])
+        + "".join(_bullet_line(text) for _, text in sorted(chosen[block], key=itemgetter(0)))
         for block in sorted(chosen)
     )
     included = sum(len(texts) for texts in chosen.values())
@@ -124,10 +127,6 @@ _QUOTES = re.compile(
     "[\"'`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a]"
 )
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
-
-
-def _in_place(bullets: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    return sorted(bullets, key=lambda bullet: bullet[0])  # stable: equal places keep order
 
 
 def normalise_bullet(text: str) -> str:
