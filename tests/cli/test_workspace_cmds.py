@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from charmemory.cli.application import run
+from tests.support.sillytavern_samples import sillytavern_sample
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sillytavern"
 DEMO = Path(__file__).resolve().parents[2] / "src" / "charmemory" / "data" / "demo"
 DEMO_CHAT = DEMO / "Captain Mira Vance - 2026-02-15@10h00m00s123ms.jsonl"
 
@@ -21,10 +21,16 @@ def ws(tmp_path: Path) -> Path:
 def test_import_places_every_kind_where_sillytavern_keeps_it(
     ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    files = [str(DEMO_CHAT), str(DEMO / "Captain Mira Vance.json"), str(FIXTURES / "Eldoria.json")]
+    files = [
+        str(DEMO_CHAT),
+        str(DEMO / "Captain Mira Vance.json"),
+        str(sillytavern_sample("Eldoria.json")),
+    ]
     assert run(["import", *files, "-w", str(ws)]) == 0
     assert (ws / "characters" / "Captain Mira Vance.json").is_file()
-    assert (ws / "worlds" / "Eldoria.json").read_bytes() == (FIXTURES / "Eldoria.json").read_bytes()
+    assert (ws / "worlds" / "Eldoria.json").read_bytes() == (
+        sillytavern_sample("Eldoria.json")
+    ).read_bytes()
     assert (ws / "chats" / "Captain Mira Vance" / DEMO_CHAT.name).read_bytes() == (
         DEMO_CHAT.read_bytes()
     )
@@ -36,7 +42,7 @@ def test_import_places_every_kind_where_sillytavern_keeps_it(
 def test_importing_the_same_file_twice_is_harmless(
     ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    card = str(FIXTURES / "default_Seraphina.png")
+    card = str(sillytavern_sample("default_Seraphina.png"))
     assert run(["import", card, "-w", str(ws)]) == 0
     assert run(["import", card, "-w", str(ws)]) == 0
     assert "already there" in capsys.readouterr().out
@@ -64,7 +70,7 @@ def test_user_errors_are_one_line_and_exit_2(
 
 
 def test_memories_show_lists_blocks_with_ids(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run(["import", str(FIXTURES / "default_Seraphina.png"), "-w", str(ws)])
+    run(["import", str(sillytavern_sample("default_Seraphina.png")), "-w", str(ws)])
     (ws / "user" / "files" / "Seraphina-memories.md").write_text(
         '<memory chat="Seraphina - 2026-02-15@10h00m00s123ms" date="2026-02-15 10:42">\n'
         "- Seraphina healed the user's wounds.\n- The user promised to return the amulet.\n"
@@ -98,13 +104,16 @@ def test_sillytavern_folder_is_read_only_unless_allowed(
     st = tmp_path / "data" / "default-user"
     (st / "characters").mkdir(parents=True)
     (st / "chats").mkdir()
-    shutil.copy(FIXTURES / "default_Seraphina.png", st / "characters")
+    shutil.copy(sillytavern_sample("default_Seraphina.png"), st / "characters")
     before = sorted(p.relative_to(st) for p in st.rglob("*"))
     assert run(["characters", "-w", str(st)]) == 0
-    assert run(["import", str(FIXTURES / "Eldoria.json"), "-w", str(st)]) == 2
+    assert run(["import", str(sillytavern_sample("Eldoria.json")), "-w", str(st)]) == 2
     assert "opened read-only" in capsys.readouterr().err
     assert sorted(p.relative_to(st) for p in st.rglob("*")) == before
-    assert run(["import", str(FIXTURES / "Eldoria.json"), "-w", str(st), "--allow-write"]) == 0
+    assert (
+        run(["import", str(sillytavern_sample("Eldoria.json")), "-w", str(st), "--allow-write"])
+        == 0
+    )
     assert (st / "worlds" / "Eldoria.json").is_file()
 
 

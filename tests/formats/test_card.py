@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,13 +22,12 @@ from charmemory.formats.png_chunks import (
     text_chunk_text,
 )
 from tests.formats.test_png_chunks import tiny_png, with_bad_crc
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sillytavern"
+from tests.support.sillytavern_samples import sillytavern_sample
 
 
 @pytest.fixture(scope="module")
 def seraphina_png() -> bytes:
-    return (FIXTURES / "default_Seraphina.png").read_bytes()
+    return (sillytavern_sample("default_Seraphina.png")).read_bytes()
 
 
 def card_chunks(png: bytes) -> dict[str, Any]:
