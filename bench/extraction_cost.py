@@ -23,15 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.extraction_fixtures import (
-    CHARACTER,
-    alternating,
-    make_workspace,
-    write_chat,
-)
-
 from bench.results import write_section
-from charmemory.adapters.library import Library
+from bench.sample_chat import CHARACTER, sample_app
 from charmemory.core.existing_memories import approx_tokens
 from charmemory.core.extraction_prompt import (
     DEFAULT_EXTRACTION_PROMPT,
@@ -40,7 +33,7 @@ from charmemory.core.extraction_prompt import (
 )
 from charmemory.core.message_cleaning import render_messages
 from charmemory.formats.memory_file import build_block, parse_memory_file
-from charmemory.services.extraction import ExtractionService, source_messages
+from charmemory.services.extraction import source_messages
 
 SIZES = (100, 1_000, 10_000)
 PLACES = ["Brassport", "the Ashen Reach", "Cinderfall", "the lower docks", "the Gull's wreck"]
@@ -64,18 +57,18 @@ def memory_file_text(bullets: int, rng: random.Random) -> str:
 
 
 async def measure(bullets: int, root: Path) -> tuple[int, int, float]:
-    ws = make_workspace(root, messages_per_call=20)
-    write_chat(ws, alternating(20))
-    memory_path = ws.files_dir / f"{CHARACTER}-memories.md"
+    # As the recorded runs measured it: the budget's cut, without the index's ranking.
+    app = sample_app(root, messages=20, index_for_extraction=False)
+    app.settings.set("extraction.messages_per_call", "20")
+    memory_path = root / "user" / "files" / f"{CHARACTER}-memories.md"
     text = memory_file_text(bullets, random.Random(bullets))
     memory_path.write_text(text, encoding="utf-8")
-    service = ExtractionService(ws, model=lambda: None)  # type: ignore[arg-type, return-value]
     started = time.perf_counter()
-    report = await service.extract(CHARACTER, dry_run=True)
+    report = await app.extraction.extract(CHARACTER, dry_run=True)
     build_ms = (time.perf_counter() - started) * 1000
     ours = sum(approx_tokens(m.content) for m in report.prompts[0])
     # The whole-file approach: the same prompt with every saved memory in it.
-    library = Library(ws)
+    library = app.library
     loaded = library.load_chat(library.chat(library.character(CHARACTER)))
     recent = render_messages(source_messages(loaded), user_name="Alex", char_name=CHARACTER)
     whole = render_prompt(
@@ -89,7 +82,7 @@ async def measure(bullets: int, root: Path) -> tuple[int, int, float]:
             max_bullets=8,
         ),
     )
-    ws.close()
+    app.close()
     return ours, sum(approx_tokens(content) for _, content in whole), build_ms
 
 

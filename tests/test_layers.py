@@ -34,8 +34,27 @@ FORBIDDEN = {
         "subprocess",
         "socket",
     ),
-    "adapters": ("charmemory.services", "charmemory.cli", "charmemory.api"),
-    "services": ("charmemory.cli", "charmemory.api"),
+    "adapters": (
+        "charmemory.services",
+        "charmemory.cli",
+        "charmemory.api",
+        "charmemory.composition",
+    ),
+    "services": (
+        "charmemory.adapters",
+        "charmemory.cli",
+        "charmemory.api",
+        "charmemory.composition",
+    ),
+    # The shells reach adapters only through composition.
+    "cli": ("charmemory.adapters",),
+    "ports.py": (
+        "charmemory.adapters",
+        "charmemory.services",
+        "charmemory.cli",
+        "charmemory.api",
+        "charmemory.composition",
+    ),
 }
 
 
@@ -50,15 +69,30 @@ def imported_modules(path: Path) -> list[str]:
     return names
 
 
+def modules_of(layer: str) -> list[Path]:
+    path = PACKAGE / layer
+    return [path] if path.is_file() else sorted(path.rglob("*.py"))
+
+
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_layer_imports_point_inward(layer: str) -> None:
     offences = [
         f"{path.relative_to(PACKAGE)} imports {name}"
-        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        for path in modules_of(layer)
         for name in imported_modules(path)
         if name.startswith(FORBIDDEN[layer])
     ]
-    assert offences == []
+    assert modules_of(layer) and offences == []
+
+
+def test_only_composition_builds_adapters_outside_their_layer() -> None:
+    """Every module that imports an adapter is an adapter, or the composition module."""
+    importers = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if any(name.startswith("charmemory.adapters") for name in imported_modules(path))
+    }
+    assert {name for name in importers if not name.startswith("adapters/")} == {"composition.py"}
 
 
 def test_pure_layers_do_no_file_io() -> None:

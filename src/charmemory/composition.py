@@ -1,72 +1,250 @@
-"""Builds the real object graph for a workspace: the one place adapters meet services."""
+"""Builds the real object graph for a workspace: the one place adapters meet services.
+
+`App` holds one workspace's graph and builds each part on first use, so a
+command that edits one memory never builds the LLM provider or the extraction
+service, and a dry run never loads a model. The CLI (and later the HTTP API)
+only ever talk to an `App`.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from charmemory.adapters.activity_log import ActivityLog
 from charmemory.adapters.consolidation_previews import PreviewStore
+from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
+from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.library import Library
 from charmemory.adapters.llm.embedded import local_llm_ready
 from charmemory.adapters.llm.factory import build_chat_model
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.model_install import (
+    DEFAULT_INSTALL,
     MINILM_L6_V2_INT8,
+    MODELS,
+    ModelInstaller,
     ModelNotInstalledError,
     load_installed,
+    model_spec,
 )
+from charmemory.adapters.prompt_store import PromptStore
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
-from charmemory.adapters.settings_store import SettingsStore, character_scope
+from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.sqlite_index import SqliteIndex
-from charmemory.adapters.workspace import Workspace
+from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
 from charmemory.core.providers import EMBEDDED
-from charmemory.core.retrieval_settings import RetrievalSettings
-from charmemory.core.retrieval_settings import merge_settings as merge_retrieval_settings
-from charmemory.ports import Embedder
+from charmemory.errors import ConfigError
+from charmemory.ports import ChatModel, Embedder
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
-from charmemory.services.memory_access import MemoryFileAccess, index_follower
+from charmemory.services.memory_access import MemoryFileAccess, MemoryLocator, index_follower
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
+from charmemory.services.memory_search import MemorySearch
+from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
-from charmemory.services.retrieval import RetrievalService, SettingsSource
+from charmemory.services.retrieval import RetrievalService
+from charmemory.services.settings import SettingsService
+
+EMBEDDER_URLS = {"openai": "https://api.openai.com/v1", "ollama": "http://127.0.0.1:11434"}
 
 
-def api_keys(ws: Workspace, env: Mapping[str, str]) -> ApiKeys:
-    return ApiKeys(SecretsFile(ws.state_dir / SECRETS_FILE_NAME, ws.locks), env)
+class App:
+    """One workspace's services, each built on first use.
+
+    Tests replace the outside world's parts: ``chat_model`` (the LLM every service
+    uses), ``embedder``, ``clock``, and whether extraction consults the index
+    (``index_for_extraction``; by default, when the embedding model is installed).
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        env: Mapping[str, str] | None = None,
+        model_overrides: Mapping[str, Any] | None = None,
+        chat_model: Callable[[], ChatModel] | None = None,
+        embedder: Embedder | None = None,
+        clock: Callable[[], datetime] | None = None,
+        index_for_extraction: bool | None = None,
+    ):
+        self.workspace = workspace
+        self._env = os.environ if env is None else env
+        self._overrides = {k: v for k, v in (model_overrides or {}).items() if v is not None}
+        self._chat_model = chat_model or (lambda: self.providers.chat_model(self._overrides))
+        self._embedder = embedder
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._index_for_extraction = index_for_extraction
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.root
+
+    def close(self) -> None:
+        self.workspace.close()
+
+    # -- repositories -------------------------------------------------------------------
+
+    @cached_property
+    def keys(self) -> ApiKeys:
+        ws = self.workspace
+        return ApiKeys(SecretsFile(ws.state_dir / SECRETS_FILE_NAME, ws.locks), self._env)
+
+    @cached_property
+    def activity(self) -> ActivityLog:
+        return ActivityLog(self.workspace.db, redact=self.keys.redact)
+
+    @cached_property
+    def library(self) -> Library:
+        return Library(self.workspace)
+
+    @cached_property
+    def _memory_files(self) -> MemoryFiles:
+        return MemoryFiles(self.workspace)
+
+    @cached_property
+    def _extraction_state(self) -> ExtractionState:
+        ws = self.workspace
+        return ExtractionState(ws.db, ws.locks, ws.state_dir)
+
+    # -- services -------------------------------------------------------------------------
+
+    @cached_property
+    def settings(self) -> SettingsService:
+        return SettingsService(
+            SettingsStore(self.workspace.db),
+            self.library,
+            self._env,
+            default_provider=EMBEDDED if local_llm_ready() else None,
+        )
+
+    @cached_property
+    def prompts(self) -> PromptService:
+        return PromptService(PromptStore(self.workspace.db))
+
+    @cached_property
+    def providers(self) -> ProviderService:
+        return ProviderService(self.settings, self.keys, self.activity, build_chat_model)
+
+    @cached_property
+    def retrieval(self) -> RetrievalService:
+        """Retrieval over the workspace index with the embedder `retrieval.embedder` names."""
+        embedder = self._embedder or self._configured_embedder()
+        return RetrievalService(
+            SqliteIndex(self.workspace.db, embedder),
+            embedder,
+            SqliteRetrievalLog(self.workspace.db),
+            self.settings.retrieval,
+        )
+
+    def _configured_embedder(self) -> Embedder:
+        """The local model (loaded on first embedding) or an embedding server."""
+        kind = self.settings.value("retrieval.embedder")
+        if kind == "local":
+            return _EmbedderOnFirstUse()
+        model = self.settings.value("retrieval.embedder_model")
+        if not model:
+            raise ConfigError(
+                f"retrieval.embedder is {kind}, which needs a model: "
+                "`charmemory settings set retrieval.embedder_model NAME`"
+            )
+        url = self.settings.value("retrieval.embedder_url") or EMBEDDER_URLS[kind]
+        if kind == "ollama":
+            return OllamaEmbedder(url, model)
+        # An OpenAI-compatible server takes the key stored for the `openai` provider, if any.
+        return OpenAIEmbedder(url, model, api_key=self.keys.lookup("openai").value)
+
+    @cached_property
+    def locator(self) -> MemoryLocator:
+        return MemoryLocator(self.library, self.settings)
+
+    @cached_property
+    def memory_access(self) -> MemoryFileAccess:
+        """Memory files where the settings put them, followed by the retrieval index."""
+        return MemoryFileAccess(
+            self.locator, self._memory_files, on_change=index_follower(self.retrieval)
+        )
+
+    @cached_property
+    def memory_search(self) -> MemorySearch:
+        return MemorySearch(self.memory_access, self.retrieval)
+
+    @cached_property
+    def extraction(self) -> ExtractionService:
+        """Extraction with the configured model (built on first use, so `--dry-run` needs none)."""
+        return ExtractionService(
+            self.memory_access,
+            self._extraction_state,
+            self.settings,
+            self.prompts,
+            model=self._chat_model,
+            log=self.activity,
+            retrieval=lambda: self.retrieval if self._extraction_uses_index() else None,
+            clock=self._clock,
+        )
+
+    def _extraction_uses_index(self) -> bool:
+        if self._index_for_extraction is None:
+            return self._embedder is not None or embedding_model_installed()
+        return self._index_for_extraction
+
+    @cached_property
+    def extraction_admin(self) -> ExtractionAdmin:
+        return ExtractionAdmin(self.extraction, self.memory_access, self._extraction_state)
+
+    @cached_property
+    def memories(self) -> MemoryManager:
+        return MemoryManager(self.memory_access, clock=self._clock)
+
+    @cached_property
+    def history(self) -> MemoryHistoryService:
+        return MemoryHistoryService(
+            self.memory_access,
+            on_clear_undone=lambda name: self.extraction_admin.restore_cleared_state(name),
+        )
+
+    @cached_property
+    def consolidation(self) -> ConsolidationService:
+        """Consolidation with the configured model (built on the first call to it)."""
+        return ConsolidationService(
+            self.memory_access,
+            PreviewStore(self.workspace.db),
+            self.prompts,
+            self.settings,
+            model=self._chat_model,
+            log=self.activity,
+        )
 
 
-def provider_service(ws: Workspace, env: Mapping[str, str] | None = None) -> ProviderService:
-    """The provider use-cases wired to a workspace."""
-    environment = os.environ if env is None else env
-    keys = api_keys(ws, environment)
-    return ProviderService(
-        settings=SettingsStore(ws.db),
-        keys=keys,
-        activity=ActivityLog(ws.db, redact=keys.redact),
-        build_model=build_chat_model,
-        env=environment,
-        default_provider=EMBEDDED if local_llm_ready() else None,
-    )
+# -- opening workspaces ---------------------------------------------------------------------
 
 
-def extraction_service(
-    ws: Workspace, model_overrides: Mapping[str, Any] | None = None
-) -> ExtractionService:
-    """Extraction with the configured model (built on first use, so `--dry-run` needs none)."""
-    providers = provider_service(ws)
-    keys = api_keys(ws, os.environ)
-    return ExtractionService(
-        ws,
-        model=lambda: providers.chat_model(dict(model_overrides or {})),
-        log=ActivityLog(ws.db, redact=keys.redact),
-        retrieval=lambda: retrieval_service(ws) if embedding_model_installed() else None,
-    )
+def workspace_dir(explicit: str | os.PathLike[str] | None) -> Path:
+    """`--workspace` wins over `CHARMEMORY_HOME`, which wins over the per-user default."""
+    return workspace_dir_from_env(explicit)
+
+
+def open_app(
+    root: Path, *, allow_write: bool = False, model_overrides: Mapping[str, Any] | None = None
+) -> App:
+    return App(Workspace.open(root, allow_write=allow_write), model_overrides=model_overrides)
+
+
+def create_app(root: Path, **options: Any) -> App:
+    """Make (or complete) a workspace at `root` and open it (`options`: see `App`)."""
+    return App(Workspace.create(root), **options)
+
+
+# -- the local model files ------------------------------------------------------------------
 
 
 def embedding_model_installed() -> bool:
@@ -78,25 +256,35 @@ def embedding_model_installed() -> bool:
     return True
 
 
-def stored_retrieval_settings(store: SettingsStore) -> SettingsSource:
-    """The retrieval settings in force for a character, read from the store on each call."""
-
-    def settings_for(character: str | None) -> RetrievalSettings:
-        own = store.all(scope=character_scope(character)) if character is not None else None
-        return merge_retrieval_settings(store.all(), own)
-
-    return settings_for
+@dataclass(frozen=True)
+class LocalModel:
+    name: str
+    summary: str
+    directory: Path | None  # None: not installed
+    default: bool
 
 
-def retrieval_service(ws: Workspace, embedder: Embedder | None = None) -> RetrievalService:
-    """Retrieval over the workspace index with the local embedding model and stored settings."""
-    embedder = embedder or OnnxEmbedder()
-    return RetrievalService(
-        SqliteIndex(ws.db, embedder),
-        embedder,
-        SqliteRetrievalLog(ws.db),
-        stored_retrieval_settings(SettingsStore(ws.db)),
-    )
+def local_models() -> list[LocalModel]:
+    """The local models charmemory knows, whether each is installed, and the defaults."""
+    rows = []
+    for name, spec in sorted(MODELS.items()):
+        try:
+            directory: Path | None = load_installed(spec).directory
+        except ModelNotInstalledError:
+            directory = None
+        rows.append(LocalModel(name, spec.summary, directory, spec in DEFAULT_INSTALL))
+    return rows
+
+
+def models_to_install(names: Sequence[str]) -> list[LocalModel]:
+    """The models named (each checked), or the defaults when none is."""
+    specs = [model_spec(name) for name in names] if names else list(DEFAULT_INSTALL)
+    return [LocalModel(spec.name, spec.summary, None, spec in DEFAULT_INSTALL) for spec in specs]
+
+
+def install_local_model(name: str, *, force: bool, progress: Callable[[str], None]) -> Path:
+    """Download, verify by sha256 and unpack one model; returns where it is."""
+    return ModelInstaller(progress=progress).install(model_spec(name), force=force).directory
 
 
 class _EmbedderOnFirstUse:
@@ -116,39 +304,3 @@ class _EmbedderOnFirstUse:
         if self._embedder is None:
             self._embedder = OnnxEmbedder()
         return await self._embedder.embed(texts)
-
-
-def memory_access(ws: Workspace, retrieval: RetrievalService | None = None) -> MemoryFileAccess:
-    """A character's memory files, where extraction puts them, followed by the index."""
-    files = MemoryFiles(ws)
-    if retrieval is None:
-        retrieval = retrieval_service(ws, _EmbedderOnFirstUse())
-    # `charmemory index` builds a character's collection from its main memory file.
-    follow = index_follower(retrieval, lambda character: files.relative(files.path_for(character)))
-    return MemoryFileAccess(
-        Library(ws), files, extraction_service(ws).memory_path_for, on_change=follow
-    )
-
-
-def memory_manager(ws: Workspace) -> MemoryManager:
-    return MemoryManager(memory_access(ws))
-
-
-def memory_history(ws: Workspace) -> MemoryHistoryService:
-    admin = ExtractionAdmin(ws, extraction_service(ws))
-    return MemoryHistoryService(memory_access(ws), on_clear_undone=admin.restore_cleared_state)
-
-
-def consolidation_service(
-    ws: Workspace, model_overrides: Mapping[str, Any] | None = None
-) -> ConsolidationService:
-    """Consolidation with the configured model (built on the first call to it)."""
-    providers = provider_service(ws)
-    keys = api_keys(ws, os.environ)
-    return ConsolidationService(
-        memory_access(ws),
-        PreviewStore(ws.db),
-        SettingsStore(ws.db),
-        model=lambda: providers.chat_model(dict(model_overrides or {})),
-        log=ActivityLog(ws.db, redact=keys.redact),
-    )

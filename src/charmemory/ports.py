@@ -6,9 +6,18 @@ constructors. Nothing here does IO.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from charmemory.core.consolidation_diff import ConsolidationDiff, ConsolidationPreview
+from charmemory.core.memory_history import Version
+from charmemory.formats.card import Card
+from charmemory.formats.chat import Chat
+from charmemory.formats.memory_file import MemoryFile
 
 Role = Literal["system", "user", "assistant"]
 
@@ -200,3 +209,298 @@ class RetrievalLog(Protocol):
     ) -> int: ...
 
     async def last(self, collection: str) -> RetrievalRecord | None: ...
+
+
+# ---- The workspace's files -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """What a file held when it was read; `digest` is None when it did not exist."""
+
+    path: Path
+    digest: str | None
+
+
+@dataclass(frozen=True)
+class Character:
+    name: str
+    stem: str  # card file name without its extension; also the chat folder's name
+    card_path: Path
+    card: Card
+
+
+@dataclass(frozen=True)
+class ChatRef:
+    character: Character
+    id: str  # the chat file name without `.jsonl`, as SillyTavern names chats
+    path: Path
+
+
+@dataclass(frozen=True)
+class LoadedChat:
+    ref: ChatRef
+    chat: Chat
+    version: FileVersion
+
+
+ImportKind = Literal["card", "chat", "lorebook", "memory file"]
+
+
+@dataclass(frozen=True)
+class Imported:
+    kind: ImportKind
+    source: Path
+    target: Path
+    unchanged: bool  # the same bytes were already there
+    note: str = ""  # how the import decided something the file did not say
+
+
+@runtime_checkable
+class CharacterLibrary(Protocol):
+    """The characters and chats of a workspace."""
+
+    def characters(self) -> list[Character]: ...
+
+    def unreadable_cards(self) -> list[tuple[Path, str]]: ...
+
+    def character(self, name: str) -> Character: ...
+
+    def chats(self, character: Character) -> list[ChatRef]:
+        """The character's chats, oldest first."""
+        ...
+
+    def chat(self, character: Character, chat_id: str | None = None) -> ChatRef:
+        """A chat by id; None: the latest."""
+        ...
+
+    def load_chat(self, ref: ChatRef) -> LoadedChat: ...
+
+    def import_file(self, source: Path, *, character: str | None = None) -> Imported: ...
+
+
+@dataclass(frozen=True)
+class LoadedMemories:
+    """A memory file as read; `file` is its workspace-relative path."""
+
+    file: str
+    memories: MemoryFile
+    version: FileVersion
+    # The layout found on disk when it was not blocks (the file was migrated in
+    # memory; saving it writes the migrated form).
+    migrated_from: str | None = None
+    size: int = 0  # bytes on disk
+
+    @property
+    def exists(self) -> bool:
+        return self.version.digest is not None
+
+
+@runtime_checkable
+class MemoryFileStore(Protocol):
+    """Memory files, addressed by workspace-relative path; every change is versioned."""
+
+    def load(self, file: str) -> LoadedMemories: ...
+
+    def save(
+        self,
+        loaded: LoadedMemories,
+        new: MemoryFile,
+        *,
+        cause: str | None = None,
+        detail: str = "",
+    ) -> LoadedMemories: ...
+
+    def delete(self, loaded: LoadedMemories, *, cause: str, detail: str = "") -> None: ...
+
+    def restore(self, loaded: LoadedMemories, number: int) -> Version | None: ...
+
+    def versions(self, file: str) -> list[Version]: ...
+
+    def latest_version(self, file: str) -> Version | None: ...
+
+    def version_bytes(self, file: str, number: int) -> bytes | None: ...
+
+    def require_writable(self, what: str) -> None: ...
+
+
+# ---- Extraction state -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatState:
+    character: str
+    chat: str
+    watermark: int = -1
+    last_run_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PendingAppend:
+    id: int
+    character: str
+    chat: str
+    file: str
+    block: str
+    first_idx: int
+    last_idx: int
+    fingerprints: dict[int, str]
+
+
+ExtractionSnapshot = dict[str, dict[str, object]]
+
+
+@runtime_checkable
+class ExtractionStateStore(Protocol):
+    """Where each chat's extraction stands, with the journal of appends in flight."""
+
+    def exclusive(self, character: str, chat: str) -> AbstractContextManager[None]:
+        """Held while one process extracts from a chat."""
+        ...
+
+    def chat(self, character: str, chat: str) -> ChatState: ...
+
+    def fingerprints(self, character: str, chat: str) -> dict[int, str]: ...
+
+    def begin_append(
+        self,
+        character: str,
+        chat: str,
+        *,
+        file: str,
+        block: str,
+        first_idx: int,
+        last_idx: int,
+        fingerprints: dict[int, str],
+        now: datetime,
+    ) -> PendingAppend: ...
+
+    def commit_append(self, pending: PendingAppend, *, now: datetime) -> None: ...
+
+    def abandon_append(self, pending: PendingAppend) -> None: ...
+
+    def pending(self, character: str | None = None) -> list[PendingAppend]: ...
+
+    def replace_watermark(
+        self, character: str, chat: str, last_index: int, fingerprints: dict[int, str]
+    ) -> None: ...
+
+    def mark_attempt(self, character: str, chat: str, at: datetime) -> None: ...
+
+    def reset(self, character: str, chats: Iterable[str] | None = None) -> None: ...
+
+    def snapshot(self, character: str) -> ExtractionSnapshot: ...
+
+    def restore(self, character: str, snapshot: ExtractionSnapshot) -> None: ...
+
+    def keep_cleared(self, character: str, snapshot: ExtractionSnapshot) -> None:
+        """Keep what a clear reset, so undoing the clear can bring it back."""
+        ...
+
+    def take_cleared(self, character: str) -> ExtractionSnapshot | None:
+        """What the last clear reset (forgotten once taken); None when nothing is kept."""
+        ...
+
+
+# ---- Settings, API keys, prompts, previews, the activity log -----------------------
+
+
+@runtime_checkable
+class SettingsRepository(Protocol):
+    """Stored setting values by scope (`""` the workspace, `character:X`, `provider:X`)."""
+
+    def get(self, key: str, default: Any = None, *, scope: str = "") -> Any: ...
+
+    def set(self, key: str, value: Any, *, scope: str = "") -> None: ...
+
+    def delete(self, key: str, *, scope: str = "") -> None: ...
+
+    def all(self, *, scope: str = "") -> dict[str, Any]: ...
+
+
+class KeyLookup(Protocol):
+    """A provider's API key, if any, and where it came from (`env`, `secrets file`)."""
+
+    @property
+    def value(self) -> str | None: ...
+
+    @property
+    def source(self) -> str | None: ...
+
+
+@runtime_checkable
+class ApiKeyStore(Protocol):
+    """API keys: never settings, never shown back, scrubbed from everything logged."""
+
+    def lookup(self, provider: str) -> KeyLookup: ...
+
+    def store(self, provider: str, key: str) -> None: ...
+
+    def remove(self, provider: str) -> bool: ...
+
+
+@runtime_checkable
+class PromptStore(Protocol):
+    """Prompts a person replaced, by name (`extraction`, `consolidation.balanced` ...)."""
+
+    def get(self, name: str) -> str | None: ...
+
+    def set(self, name: str, text: str) -> None: ...
+
+    def delete(self, name: str) -> None: ...
+
+
+@runtime_checkable
+class PreviewRepository(Protocol):
+    def add(
+        self,
+        *,
+        character: str,
+        file: str,
+        digest: str | None,
+        strategy: str,
+        blocks: Sequence[int],
+        diff: ConsolidationDiff,
+        result: str,
+        warnings: Sequence[str],
+        calls: int,
+    ) -> ConsolidationPreview: ...
+
+    def get(self, preview_id: int) -> ConsolidationPreview: ...
+
+    def mark_applied(self, preview_id: int) -> None: ...
+
+
+Level = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class ActivityEntry:
+    id: int
+    at: str
+    level: Level
+    kind: str
+    character: str | None
+    chat: str | None
+    message: str
+    data: dict[str, Any] | None
+
+
+@runtime_checkable
+class ActivityRecorder(Protocol):
+    """The activity log: secrets are scrubbed from everything before it is kept."""
+
+    def record(
+        self,
+        kind: str,
+        message: str,
+        *,
+        level: Level = "info",
+        character: str | None = None,
+        chat: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> int: ...
+
+    def entries(
+        self, *, character: str | None = None, after_id: int = 0, limit: int = 200
+    ) -> list[ActivityEntry]: ...

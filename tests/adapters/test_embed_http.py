@@ -1,9 +1,4 @@
-import json
 import socket
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
@@ -17,46 +12,15 @@ from charmemory.adapters.llm.provider_errors import (
 )
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.ports import Embedder
+from tests.support.scripted_embeddings import Scripted
 
 KEY = "sk-test-secret-123"
 NO_RETRY = RetryPolicy(max_retries=0)
 
 
-@dataclass
-class Scripted:
-    """A loopback server: records each request, answers with ``reply(path, body)``."""
-
-    reply: Callable[[str, dict[str, Any]], tuple[int, Any]]
-    requests: list[tuple[str, dict[str, str], dict[str, Any]]] = field(default_factory=list)
-    url: str = ""
-
-
 @pytest.fixture
-def server() -> Iterator[Scripted]:
-    scripted = Scripted(reply=lambda path, body: (500, {}))
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            scripted.requests.append((self.path, dict(self.headers), body))
-            status, answer = scripted.reply(self.path, body)
-            payload = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    scripted.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    yield scripted
-    httpd.shutdown()
-    httpd.server_close()
+def server(embedding_server: Scripted) -> Scripted:
+    return embedding_server
 
 
 def vector_for(text: str) -> list[float]:
@@ -75,7 +39,10 @@ async def test_openai_compatible_embeddings(server: Scripted) -> None:
     vectors = await embedder.embed(["a", "bbb", "cc"])
 
     assert isinstance(embedder, Embedder)
-    assert [path for path, _, _ in server.requests] == ["/v1/embeddings", "/v1/embeddings"]
+    assert [path for path, _, _ in server.requests] == [
+        "/v1/embeddings",
+        "/v1/embeddings",
+    ]
     assert [body["input"] for _, _, body in server.requests] == [["a", "bbb"], ["cc"]]
     assert server.requests[0][1]["Authorization"] == f"Bearer {KEY}"
     expected = np.array([vector_for(t) for t in ("a", "bbb", "cc")])
@@ -86,7 +53,10 @@ async def test_openai_compatible_embeddings(server: Scripted) -> None:
 
 
 async def test_ollama_embeddings(server: Scripted) -> None:
-    server.reply = lambda path, body: (200, {"embeddings": [[3.0, 4.0] for _ in body["input"]]})
+    server.reply = lambda path, body: (
+        200,
+        {"embeddings": [[3.0, 4.0] for _ in body["input"]]},
+    )
     embedder = OllamaEmbedder(server.url, "all-minilm")
 
     vectors = await embedder.embed(["x", "y"])
@@ -105,7 +75,10 @@ async def test_no_texts_means_no_request(server: Scripted) -> None:
 
 
 async def test_a_refused_key_is_never_repeated_back(server: Scripted) -> None:
-    server.reply = lambda path, body: (401, {"error": {"message": f"Incorrect API key: {KEY}"}})
+    server.reply = lambda path, body: (
+        401,
+        {"error": {"message": f"Incorrect API key: {KEY}"}},
+    )
     embedder = OpenAIEmbedder(server.url, "m", api_key=KEY, retry=NO_RETRY)
 
     with pytest.raises(AuthenticationError) as caught:

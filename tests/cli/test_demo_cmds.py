@@ -8,6 +8,7 @@ from tests.support.scripted_llm import ScriptedLLMServer
 
 DEBT = "Mira owes 400 silver crowns to Madame Orsolya Venn, a fence in Brassport."
 BETRAYAL = "Corwin Slate betrayed Mira by selling the ship's routes to the customs authority."
+COMPASS = "Mira gave Alex her mother's brass compass."
 
 
 def memory_file_shown(out: str) -> str:
@@ -26,8 +27,8 @@ def scripted_provider(llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyP
 def test_demo_extracts_the_sample_chat_and_answers_questions_from_its_memories(
     tmp_path: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    llm_server.reply_text(memory_block(DEBT))
-    llm_server.reply_text(memory_block(BETRAYAL))
+    llm_server.reply_text(memory_block(DEBT, BETRAYAL))
+    llm_server.reply_text(memory_block(COMPASS))
     llm_server.reply_text("NO_NEW_MEMORIES")
 
     assert run(["demo", "-w", str(tmp_path / "demo")]) == 0
@@ -37,11 +38,17 @@ def test_demo_extracts_the_sample_chat_and_answers_questions_from_its_memories(
     assert "extracting memories with custom (scripted)" in out
     assert "55 new messages in 3 calls to the model" in out and "call 3/3" in out
     memory_file = memory_file_shown(out)
-    assert f"- {DEBT}" in memory_file and f"- {BETRAYAL}" in memory_file
-    answers = out.split("==> asking the memories", 1)[1]
-    debt_answers, betrayal_answers = answers.split("Who betrayed Mira?")
-    assert debt_answers.split("What does Mira owe, and to whom?")[1].split("\n")[1].endswith(DEBT)
-    assert betrayal_answers.split("\n")[1].endswith(BETRAYAL)
+    assert f"- {DEBT}" in memory_file and f"- {COMPASS}" in memory_file
+    answers = out.split("==> asking the memories", 1)[1].split("==> what the character", 1)[0]
+    betrayal, compass = answers.split("What did Mira give Alex to keep?")
+    # The best answer comes first, with a cosine that means the same for every question.
+    first_betrayal = betrayal.split("Who betrayed Mira, and how?")[1].splitlines()[1].split()
+    assert float(first_betrayal[0]) < 1 and " ".join(first_betrayal[1:]) == BETRAYAL
+    assert compass.splitlines()[1].endswith(COMPASS)
+    assert "not ranked first" not in answers and "not among" not in answers
+    given = out.split("==> what the character is given", 1)[1]
+    assert "Related information:" in given
+    assert "embedded local model" not in out  # a hosted provider needs no apology
     assert len(llm_server.requests) == 3
 
 
@@ -50,7 +57,7 @@ def test_demo_extracts_the_sample_chat_and_answers_questions_from_its_memories(
 def test_running_the_demo_again_extracts_nothing_new(
     tmp_path: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for answer in (DEBT, BETRAYAL, "Alex is afraid of heights."):
+    for answer in (DEBT, BETRAYAL, COMPASS):
         llm_server.reply_text(memory_block(answer))
     assert run(["demo", "-w", str(tmp_path / "demo")]) == 0
     first = capsys.readouterr().out

@@ -99,36 +99,61 @@ def test_custom_prompt_is_used_checked_and_restorable(
 ) -> None:
     custom = tmp_path / "prompt.md"
     custom.write_text("HOUSE PROMPT for {{char}}\n@user\n{{recentMessages}}\n{{oops}}\n")
-    assert run(["prompt", "set", str(custom)]) == 0
+    assert run(["prompt", "set", "extraction", str(custom)]) == 0
     assert "unknown placeholder {{oops}}" in capsys.readouterr().err
     assert run(["extract", CHARACTER, "--print-prompt"]) == 0
     assert "HOUSE PROMPT for Mira" in capsys.readouterr().out
 
     broken = tmp_path / "broken.md"
     broken.write_text("no chat placeholder here")
-    assert run(["prompt", "set", str(broken)]) == 2
+    assert run(["prompt", "set", "extraction", str(broken)]) == 2
     assert "{{recentMessages}}" in capsys.readouterr().err
 
-    assert run(["prompt", "reset"]) == 0
+    assert run(["prompt", "reset", "extraction"]) == 0
     capsys.readouterr()
     assert run(["prompt", "show"]) == 0
     assert "HOUSE PROMPT" not in capsys.readouterr().out
 
 
+def test_consolidation_prompts_are_kept_per_strategy(
+    ws_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    custom = tmp_path / "squeeze.md"
+    custom.write_text("Squeeze {{char}}'s memories.")
+    assert run(["prompt", "set", "consolidation", str(custom), "--strategy", "aggressive"]) == 0
+    capsys.readouterr()
+    assert run(["prompt", "show", "consolidation", "--strategy", "aggressive"]) == 0
+    assert capsys.readouterr().out == "Squeeze {{char}}'s memories."
+    assert run(["prompt", "show", "consolidation"]) == 0
+    assert "Squeeze" not in capsys.readouterr().out
+    assert run(["prompt", "show", "summary"]) == 2
+    assert "unknown prompt 'summary'" in capsys.readouterr().err
+    assert run(["prompt", "reset", "consolidation", "--strategy", "aggressive"]) == 0
+    capsys.readouterr()
+    assert run(["prompt", "show", "consolidation", "--strategy", "aggressive"]) == 0
+    assert "Squeeze" not in capsys.readouterr().out
+
+
 def test_settings_per_workspace_and_character_are_checked_and_used(
     ws_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(["settings", "set", "interval", "150"]) == 2
+    assert run(["settings", "set", "extraction.interval", "150"]) == 2
     assert "between 3 and 100" in capsys.readouterr().err
-    assert run(["settings", "set", "file_name_override", "x.md"]) == 2  # per character only
-    assert run(["settings", "set", "interval", "7"]) == 0
+    # A file override names one character's file.
+    assert run(["settings", "set", "extraction.file_name_override", "x.md"]) == 2
+    assert run(["settings", "set", "extraction.interval", "7"]) == 0
     assert run(["settings", "set", "extraction.interval", "5", "--character", CHARACTER]) == 0
     capsys.readouterr()
-    assert run(["settings", "show", "--character", CHARACTER]) == 0
-    assert "interval                   5        character" in capsys.readouterr().out
+    assert run(["settings", "show", "extraction", "--character", CHARACTER]) == 0
+    row = next(
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("extraction.interval ")
+    )
+    assert row.split()[1:4] == ["5", "character", "3-100"]
     assert run(["status", CHARACTER]) == 0
     assert "10/5 msgs" in capsys.readouterr().out
-    assert run(["settings", "unset", "interval", "--character", CHARACTER]) == 0
+    assert run(["settings", "unset", "extraction.interval", "--character", CHARACTER]) == 0
     assert run(["status", CHARACTER]) == 0
     assert "10/7 msgs" in capsys.readouterr().out
 

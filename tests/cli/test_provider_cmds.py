@@ -62,10 +62,11 @@ def cli(
 @pytest.fixture
 def configured(cli: Cli, llm_server: ScriptedLLMServer) -> Cli:
     """A workspace using the scripted server as OpenRouter, with a stored key."""
-    assert cli("config", "set", "provider", "openrouter")[0] == 0
-    assert cli("config", "set", "base_url", llm_server.base_url + "/chat/completions")[0] == 0
-    assert cli("config", "set", "model", "vendor/model-a")[0] == 0
-    assert cli("config", "set", "max_retries", "0")[0] == 0
+    assert cli("settings", "set", "model.provider", "openrouter")[0] == 0
+    url = llm_server.base_url + "/chat/completions"
+    assert cli("settings", "set", "model.base_url", url)[0] == 0
+    assert cli("settings", "set", "model.model", "vendor/model-a")[0] == 0
+    assert cli("settings", "set", "model.max_retries", "0")[0] == 0
     assert cli("secrets", "set", "openrouter", stdin=KEY + "\n")[0] == 0
     return cli
 
@@ -75,10 +76,10 @@ COMMANDS = [
     ["providers"],
     ["models"],
     ["test-model"],
-    ["config"],
-    ["config", "get"],
-    ["config", "set"],
-    ["config", "unset"],
+    ["settings"],
+    ["settings", "show"],
+    ["settings", "set"],
+    ["settings", "unset"],
     ["secrets"],
     ["secrets", "set"],
     ["secrets", "unset"],
@@ -112,27 +113,39 @@ def test_providers_lists_presets_without_keys(configured: Cli) -> None:
     assert KEY not in out
 
 
-def test_config_set_get_unset(configured: Cli, llm_server: ScriptedLLMServer) -> None:
-    assert configured("config", "get", "base_url") == (0, llm_server.base_url + "\n", "")
-    assert configured("config", "get", "model")[1] == "vendor/model-a\n"
-    code, out, _ = configured("config", "set", "extra_params", '{"reasoning": {"enabled": false}}')
-    assert (code, out) == (0, "set llm.openrouter.extra_params\n")
+def row_of(out: str, name: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith(name + " "))
 
-    code, out, _ = configured("config", "get")
-    row = next(line for line in out.splitlines() if line.startswith("extra_params"))
-    assert '{"reasoning": {"enabled": false}}' in row and "setting llm.openrouter" in row
 
-    assert configured("config", "unset", "model")[0] == 0
-    code, _, err = configured("config", "get", "model")
-    assert code == 2 and "model is not set" in err
+def test_model_settings_set_show_unset(configured: Cli, llm_server: ScriptedLLMServer) -> None:
+    code, out, _ = configured("settings", "show", "model")
+    assert code == 0
+    assert llm_server.base_url in row_of(out, "model.base_url")
+    assert "provider openrouter" in row_of(out, "model.base_url")
+    assert "vendor/model-a" in row_of(out, "model.model")
+    code, out, _ = configured(
+        "settings", "set", "model.extra_params", '{"reasoning": {"enabled": false}}'
+    )
+    assert (code, out) == (
+        0,
+        'model.extra_params = {"reasoning": {"enabled": false}} for provider openrouter\n',
+    )
+    code, out, _ = configured("settings", "show", "model", "--provider", "groq")
+    assert "https://api.groq.com/openai/v1" in row_of(out, "model.base_url")
+
+    assert configured("settings", "unset", "model.model")[1] == (
+        "model.model unset for provider openrouter\n"
+    )
+    code, out, _ = configured("settings", "show", "model")
+    assert row_of(out, "model.model").split()[1] == "-"
 
 
 def test_bad_settings_are_one_clear_line(configured: Cli) -> None:
-    code, _, err = configured("config", "set", "extra_params", "thinking=off")
+    code, _, err = configured("settings", "set", "model.extra_params", "thinking=off")
     assert code == 2 and err.count("\n") == 1 and "extra_params" in err and "not valid JSON" in err
-    code, _, err = configured("config", "set", "api_key", KEY)
+    code, _, err = configured("settings", "set", "model.api_key", KEY)
     assert code == 2 and "secrets set" in err
-    code, _, err = configured("config", "set", "temperature", "hot")
+    code, _, err = configured("settings", "set", "model.temperature", "hot")
     assert code == 2 and "temperature" in err
 
 
@@ -177,7 +190,10 @@ def test_models_lists_and_filters(configured: Cli, llm_server: ScriptedLLMServer
     assert configured("models") == (0, "vendor/alpha\nvendor/zeta\n", "")
 
     nanogpt_api = llm_server.root_url + "/api/v1"
-    assert configured("config", "set", "base_url", nanogpt_api, "--provider", "nanogpt")[0] == 0
+    assert (
+        configured("settings", "set", "model.base_url", nanogpt_api, "--provider", "nanogpt")[0]
+        == 0
+    )
     assert configured("secrets", "set", "nanogpt", stdin=KEY)[0] == 0
     llm_server.reply_models(
         [
@@ -237,8 +253,8 @@ def test_a_key_never_leaks(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    configured("config", "set", "max_retries", "1")
-    configured("config", "set", "read_timeout", "0.3")
+    configured("settings", "set", "model.max_retries", "1")
+    configured("settings", "set", "model.read_timeout", "0.3")
     llm_server.reply(401, json={"error": {"message": f"Incorrect API key provided: {KEY}"}})
     llm_server.reply_with(echo_credentials)
     llm_server.reply_with(echo_credentials)
@@ -254,7 +270,11 @@ def test_a_key_never_leaks(
     monkeypatch.setenv("CHARMEMORY_API_KEY", ENV_KEY)
     llm_server.reply(401, json={"error": {"message": f"key {ENV_KEY} revoked"}})
     results.append(configured("test-model"))
-    results += [configured("providers"), configured("config", "get"), configured("secrets", "list")]
+    results += [
+        configured("providers"),
+        configured("settings", "show"),
+        configured("secrets", "list"),
+    ]
 
     assert [code for code, _, _ in results[:5]] == [2, 2, 2, 2, 2]
     assert "read timeout" in results[3][2]

@@ -9,7 +9,6 @@ from charmemory.core.consolidation_prompt import (
     check_context_budget,
     check_strategy,
     consolidation_messages,
-    prompt_setting,
 )
 from charmemory.errors import ConfigError
 from charmemory.formats.memory_file import parse_memory_file
@@ -46,7 +45,7 @@ def test_a_call_costs_its_prompt_and_the_room_for_an_answer_as_long_as_the_memor
 
 
 def test_strategies_budgets_and_empty_prompts_are_checked() -> None:
-    assert prompt_setting("aggressive") == "consolidation.prompt.aggressive"
+    assert check_strategy("aggressive") == "aggressive"
     with pytest.raises(ConfigError, match="conservative, balanced, aggressive"):
         check_strategy("reckless")
     assert check_context_budget("4000") == 4000

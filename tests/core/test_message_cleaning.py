@@ -10,7 +10,7 @@ from charmemory.core.message_cleaning import (
     neutralise_tags,
     render_messages,
 )
-from charmemory.core.watermark import SourceMessage, message_fingerprint
+from charmemory.core.watermark import SourceMessage
 
 MEMORY_TAG = re.compile(r"<\s*/?\s*memory", re.IGNORECASE)
 
@@ -142,7 +142,7 @@ def test_cleaning_never_produces_a_memory_tag(text: str) -> None:
 
 
 def source(index: int, text: str, *, is_user: bool, name: str = "", hidden: bool = False):
-    return SourceMessage(index, is_user, text, message_fingerprint(text), hidden, name)
+    return SourceMessage(index, is_user, text, f"fp{index}", hidden, name)
 
 
 def test_messages_render_as_name_and_text_paragraphs() -> None:

@@ -4,12 +4,10 @@ from charmemory.core.retrieval import (
     MemoryItem,
     Provenance,
     build_query,
-    character_of,
     chunk_items_from_memory_file,
     collection_name,
     dedupe_key,
     embedding_text,
-    is_chunk_collection,
     items_from_memory_file,
     topic_of,
 )
@@ -89,10 +87,6 @@ def test_collections_are_named_after_character_chat_and_granularity() -> None:
         "char:Mira/chat:Mira - 2026-02-15@10h00m00s"
     )
     assert collection_name("Mira", "c1", chunks=True) == "char:Mira/chat:c1/chunks"
-    for name in ("char:Mira", "char:Mira/chat:c1", "char:Mira/chunks", "char:Mira/chat:c/chunks"):
-        assert character_of(name) == "Mira"
-    assert character_of("book:World") is None
-    assert is_chunk_collection("char:Mira/chunks") and not is_chunk_collection("char:Mira")
 
 
 def test_chunk_items_carry_the_block_they_start_in() -> None:

@@ -4,38 +4,30 @@ import pytest
 
 from charmemory.core.fusion import ReciprocalRank
 from charmemory.core.retrieval import EmbeddingContext
-from charmemory.core.retrieval_settings import (
-    SPECS,
-    RetrievalSettings,
-    merge_settings,
-    parse_setting_text,
-    setting_key,
-    setting_values,
-    validate_setting,
-)
+from charmemory.core.retrieval_settings import SETTINGS, RetrievalSettings, from_values
+from charmemory.core.settings.registry import setting_named
+from charmemory.core.settings.spec import checked, parse_text
 from charmemory.errors import ConfigError
 
 
-def test_defaults_round_trip_through_the_stored_form() -> None:
-    values = setting_values(RetrievalSettings())
-    assert set(values) == set(SPECS)
-    stored = {setting_key(name): value for name, value in values.items()}
-    assert merge_settings(stored) == RetrievalSettings()
+def test_the_declared_defaults_are_the_settings_defaults() -> None:
+    assert from_values({}) == RetrievalSettings()
+    stored = {setting.name: setting.default for setting in SETTINGS}
+    assert from_values(stored) == RetrievalSettings()
 
 
-def test_a_character_value_wins_and_none_means_not_set() -> None:
-    settings = merge_settings(
-        {"retrieval.top_k": 8, "retrieval.embed_date": True, "llm.model": "x"},
-        {"retrieval.top_k": 3, "retrieval.embed_date": None, "retrieval.depth": 2},
+def test_values_by_full_name_become_settings() -> None:
+    settings = from_values(
+        {"retrieval.top_k": 3, "retrieval.embed_date": True, "retrieval.depth": 2, "model.x": 1}
     )
     assert settings.top_k == 3
     assert settings.context == EmbeddingContext(topic=True, date=True)
     assert settings.injection.depth == 2
-    assert merge_settings({"retrieval.top_k": None}).top_k == 5
+    assert from_values({"retrieval.top_k": None}).top_k == 5
 
 
 def test_chunk_granularity_behaves_like_the_data_bank() -> None:
-    settings = merge_settings(
+    settings = from_values(
         {"retrieval.granularity": "chunk", "retrieval.chunk_size": 1000, "retrieval.chunk_count": 3}
     )
     assert (settings.retrieved, settings.chunks.chunk_size) == (3, 1000)
@@ -55,33 +47,28 @@ def test_chunk_granularity_behaves_like_the_data_bank() -> None:
         ("retrieval.granularity", "page", "must be one of bullet, chunk, not 'page'"),
         ("retrieval.template", "Memories:", "must be text holding {{text}}"),
         ("retrieval.fusion", {"kind": "magic"}, "unknown fusion kind 'magic'"),
-        ("retrieval.fusion", "rrf", 'must be an object such as {"kind": "weighted"}'),
+        ("retrieval.fusion", "rrf", 'must be an object such as {"kind": "rrf", "k": 60}'),
         ("retrieval.dedupe", "yes", "must be true or false"),
-        ("retrieval.colour", 1, "unknown setting 'retrieval.colour'; known: retrieval.granularity"),
     ],
 )
 def test_bad_values_are_refused_with_their_reason(key: str, value: object, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
-        validate_setting(key, value)
+        checked(setting_named(key), value)
     with pytest.raises(ConfigError):
-        merge_settings({key: value})
-
-
-def test_an_unknown_key_names_its_scope() -> None:
-    with pytest.raises(ConfigError, match=r"'retrieval\.topk' in the character settings"):
-        merge_settings({}, {"retrieval.topk": 3})
+        from_values({key: value})
 
 
 def test_typed_text_becomes_a_checked_value() -> None:
-    assert parse_setting_text("retrieval.top_k", " 7 ") == 7
-    assert parse_setting_text("retrieval.min_cosine", "0.25") == 0.25
-    assert parse_setting_text("retrieval.dedupe", "off") is False
-    assert parse_setting_text("retrieval.template", "Memories:\\n{{text}}") == "Memories:\n{{text}}"
-    fusion = parse_setting_text("retrieval.fusion", '{"kind": "rrf", "k": 10}')
-    assert merge_settings({"retrieval.fusion": fusion}).fusion == ReciprocalRank(k=10)
-    with pytest.raises(ConfigError, match="must be a number, not 'many'"):
-        parse_setting_text("retrieval.top_k", "many")
-    with pytest.raises(ConfigError, match="must be a JSON object"):
-        parse_setting_text("retrieval.fusion", "rrf")
-    assert setting_key("top_k") == setting_key("retrieval.top_k") == "retrieval.top_k"
-    assert validate_setting("retrieval.top_k", None) is None
+    def parsed(name: str, text: str) -> object:
+        return parse_text(setting_named(name), text)
+
+    assert parsed("retrieval.top_k", " 7 ") == 7
+    assert parsed("retrieval.min_cosine", "0.25") == 0.25
+    assert parsed("retrieval.dedupe", "off") is False
+    assert parsed("retrieval.template", "Memories:\\n{{text}}") == "Memories:\n{{text}}"
+    fusion = parsed("retrieval.fusion", '{"kind": "rrf", "k": 10}')
+    assert from_values({"retrieval.fusion": fusion}).fusion == ReciprocalRank(k=10)
+    with pytest.raises(ConfigError, match="must be a whole number, not 'many'"):
+        parsed("retrieval.top_k", "many")
+    with pytest.raises(ConfigError, match="is not valid JSON"):
+        parsed("retrieval.fusion", "rrf")

@@ -3,51 +3,21 @@ from datetime import UTC, datetime, timedelta
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.triggers import (
     TriggerState,
-    after_extraction,
-    after_failed_extraction,
     cooldown_left,
-    count_character_message,
     format_wait,
     should_extract,
     trigger_status,
-    with_pending_count,
 )
 from charmemory.core.watermark import (
     SourceMessage,
     Watermark,
     chunk,
-    message_fingerprint,
     messages_to_extract,
     pending_character_messages,
-    record_processed,
 )
 
 T0 = datetime(2026, 2, 15, 10, 0, tzinfo=UTC)
 DEFAULTS = ExtractionSettings()
-
-
-def counted(indices: list[int], state: TriggerState | None = None) -> TriggerState:
-    state = state or TriggerState()
-    for index in indices:
-        state = count_character_message(state, index)
-    return state
-
-
-def test_each_new_character_message_counts_once() -> None:
-    assert counted([1, 3, 5]).count == 3
-
-
-def test_swipes_and_regenerations_of_the_same_message_do_not_count() -> None:
-    state = counted([1, 3, 3, 3, 5, 5])
-    assert state.count == 3
-    assert state.last_counted_index == 5
-
-
-def test_a_new_message_after_deletions_still_counts() -> None:
-    # Messages 5-9 were deleted; the next reply lands at position 5.
-    state = counted([7, 9, 5])
-    assert state.count == 3
-    assert counted([5], state).count == 3  # and its swipe does not
 
 
 def test_below_the_interval_nothing_runs() -> None:
@@ -100,15 +70,12 @@ def test_a_clock_set_back_waits_no_longer_than_one_cooldown() -> None:
 def test_skipped_runs_are_not_queued_and_the_pile_up_is_processed_when_it_fires() -> None:
     """60 character messages arrive in 3 minutes after an extraction; it fires once, later."""
     settings = ExtractionSettings(interval=20, cooldown_minutes=10, messages_per_call=20)
-    state = TriggerState(last_run_at=T0)
     chat: list[SourceMessage] = []
     runs = []
     for number in range(60):
         now = T0 + timedelta(seconds=3 * number)
-        chat.append(
-            SourceMessage(number, False, f"Narration {number}.", message_fingerprint(f"{number}"))
-        )
-        state = count_character_message(state, number)
+        chat.append(SourceMessage(number, False, f"Narration {number}.", f"fp{number}"))
+        state = TriggerState(pending_character_messages(chat, Watermark()), last_run_at=T0)
         if should_extract(state, now, settings).run:
             runs.append(number)
     assert runs == []  # every check inside the cooldown was skipped, none was queued
@@ -125,40 +92,23 @@ def test_skipped_runs_are_not_queued_and_the_pile_up_is_processed_when_it_fires(
     chunks = chunk(pending, settings.messages_per_call)
     assert [len(part) for part in chunks] == [20, 20, 20]
     assert [message.index for part in chunks for message in part] == list(range(60))
-    for part in chunks:
-        watermark = record_processed(watermark, part)
-    state = after_extraction(state, fired_at, remaining=pending_character_messages(chat, watermark))
+    watermark = Watermark(59, {m.index: m.fingerprint for m in chat})
+    state = TriggerState(pending_character_messages(chat, watermark), last_run_at=fired_at)
     assert state.count == 0
-    assert watermark.last_index == 59
     assert not should_extract(state, fired_at + timedelta(minutes=20), settings).run
 
 
 def test_a_pile_up_with_user_turns_is_chunked_by_all_messages() -> None:
-    chat = [
-        SourceMessage(i, i % 2 == 0, f"line {i}", message_fingerprint(f"line {i}"))
-        for i in range(120)
-    ]
+    chat = [SourceMessage(i, i % 2 == 0, f"line {i}", f"fp{i}") for i in range(120)]
     assert pending_character_messages(chat, Watermark()) == 60
     chunks = chunk(messages_to_extract(chat, Watermark()), 20)
     assert [len(part) for part in chunks] == [20] * 6
 
 
-def test_extract_here_leaves_the_rest_counted() -> None:
-    state = after_extraction(TriggerState(count=25, last_run_at=None), T0, remaining=5)
-    assert state.count == 5
-    assert state.last_run_at == T0
-
-
 def test_a_failed_run_keeps_its_messages_and_waits_out_the_cooldown() -> None:
-    state = after_failed_extraction(TriggerState(count=22), T0)
-    assert state.count == 22
+    state = TriggerState(count=22, last_run_at=T0)  # the attempt restarts the cooldown
     assert not should_extract(state, T0 + timedelta(minutes=1), DEFAULTS).run
     assert should_extract(state, T0 + timedelta(minutes=10), DEFAULTS).run
-
-
-def test_opening_a_chat_raises_the_counter_to_what_is_unprocessed() -> None:
-    assert with_pending_count(TriggerState(count=3), 12).count == 12
-    assert with_pending_count(TriggerState(count=12), 3).count == 12
 
 
 def test_status_shows_progress_and_readiness() -> None:

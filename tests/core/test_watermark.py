@@ -10,13 +10,12 @@ from charmemory.core.watermark import (
     Watermark,
     changed_since_extraction,
     chunk,
-    message_fingerprint,
     messages_to_extract,
     pending_character_messages,
     reconcile_watermark,
-    record_processed,
 )
 from charmemory.errors import ConfigError, NotFoundError
+from charmemory.formats.chat import Message, message_fingerprint
 
 
 def message(index: int, text: str | None = None, *, hidden: bool = False) -> SourceMessage:
@@ -25,7 +24,7 @@ def message(index: int, text: str | None = None, *, hidden: bool = False) -> Sou
         index=index,
         is_user=index % 2 == 0,
         text=text,
-        fingerprint=message_fingerprint(text),
+        fingerprint=message_fingerprint(Message({"mes": text})),
         is_hidden=hidden,
         name="Alex" if index % 2 == 0 else "Seraphina",
     )
@@ -35,8 +34,15 @@ def chat_of(texts: list[str]) -> list[SourceMessage]:
     return [message(index, text) for index, text in enumerate(texts)]
 
 
+def recorded(watermark: Watermark, messages: list[SourceMessage]) -> Watermark:
+    """The watermark after ``messages`` were extracted, as the extraction journal records it."""
+    fingerprints = {**watermark.fingerprints, **{m.index: m.fingerprint for m in messages}}
+    last = max([watermark.last_index, *(m.index for m in messages)])
+    return Watermark(last, fingerprints)
+
+
 def processed(chat: list[SourceMessage], up_to: int) -> Watermark:
-    return record_processed(Watermark(), [m for m in chat[: up_to + 1] if not m.is_hidden])
+    return recorded(Watermark(), [m for m in chat[: up_to + 1] if not m.is_hidden])
 
 
 def indices(messages: list[SourceMessage]) -> list[int]:
@@ -107,15 +113,6 @@ def test_chunking_covers_every_message_once_in_order(total: int, per_call: int) 
         assert max(map(len, parts)) - min(map(len, parts)) <= 1
 
 
-def test_recording_a_chunk_advances_the_watermark_and_remembers_its_texts() -> None:
-    watermark = record_processed(Watermark(), CHAT[:4])
-    assert watermark.last_index == 3
-    assert watermark.fingerprints[2] == CHAT[2].fingerprint
-    assert record_processed(watermark, []) == watermark
-    # Re-reading an earlier range never moves the watermark back.
-    assert record_processed(Watermark(8), CHAT[1:3]).last_index == 8
-
-
 def test_pending_counts_visible_character_messages_after_the_watermark() -> None:
     chat = [message(0), message(1), message(2), message(3, hidden=True), message(5 - 1), message(5)]
     assert pending_character_messages(chat, Watermark()) == 2
@@ -143,7 +140,7 @@ def test_an_edit_in_the_middle_is_reported_and_not_redone() -> None:
     assert reconciled.last_index == 7
     # The old text stays on record, so the edit is reported until it is extracted again.
     assert changed_since_extraction(chat, reconciled) == [MessageChange("changed", 3, 3)]
-    assert changed_since_extraction(chat, record_processed(reconciled, [chat[3]])) == []
+    assert changed_since_extraction(chat, recorded(reconciled, [chat[3]])) == []
 
 
 def test_a_swiped_last_message_is_reported_and_extracted_again() -> None:
@@ -203,7 +200,7 @@ def test_hiding_an_extracted_message_is_not_a_change() -> None:
 def test_messages_before_the_first_fingerprint_are_not_reported() -> None:
     chat = chat_of(TEXTS)
     # Imported at 4 without fingerprints, then 5-7 extracted here.
-    watermark = record_processed(Watermark(4), chat[5:8])
+    watermark = recorded(Watermark(4), chat[5:8])
     assert changed_since_extraction(chat, watermark) == []
     assert reconcile_watermark(chat, watermark).last_index == 7
 

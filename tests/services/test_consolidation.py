@@ -2,18 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from charmemory.adapters.activity_log import ActivityLog
-from charmemory.adapters.consolidation_previews import PreviewStore
-from charmemory.adapters.memory_files import MemoryFiles
-from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.workspace import Workspace
-from charmemory.composition import memory_access, memory_history
+from charmemory.composition import App
 from charmemory.core.consolidation_answer import UnusableConsolidationError
 from charmemory.core.consolidation_prompt import DEFAULT_PROMPTS
 from charmemory.errors import ConflictError, NotFoundError
 from charmemory.formats.memory_file import MemoryBlock, parse_memory_file
 from charmemory.services.consolidation import ConsolidationService
-from tests.support.extraction_fixtures import CHARACTER, make_workspace, scripted_model
+from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace
 from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
 
 CHAT_A = "Mira - 2026-02-15@10h00m00s123ms"
@@ -34,19 +30,17 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def write_memories(ws: Workspace, text: str = MEMORIES) -> Path:
-    path = MemoryFiles(ws).path_for(CHARACTER)
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
     path.write_text(text, encoding="utf-8")
     return path
 
 
 def consolidation(ws: Workspace, server: ScriptedLLMServer) -> ConsolidationService:
-    return ConsolidationService(
-        memory_access(ws),
-        PreviewStore(ws.db),
-        SettingsStore(ws.db),
-        model=lambda: scripted_model(server),
-        log=ActivityLog(ws.db),
-    )
+    return make_app(ws, server).consolidation
+
+
+def app_of(ws: Workspace) -> App:
+    return make_app(ws)
 
 
 def sent_blocks(request: RecordedRequest) -> tuple[MemoryBlock, ...]:
@@ -93,7 +87,7 @@ async def test_preview_writes_nothing_and_apply_writes_the_merge_with_its_date_r
         "</memory>\n\n"
         '<memory chat="pinned" date="2026-02-20 08:00">\n- Mira captains the Kestrel.\n</memory>\n'
     )
-    history = memory_history(ws).history(CHARACTER).versions
+    history = app_of(ws).history.history(CHARACTER).versions
     assert [v.cause for v in history] == ["found", "consolidation"]
     assert applied.version == 2 and applied.preview.applied_at is not None
     with pytest.raises(ConflictError, match="already applied"):
@@ -200,7 +194,7 @@ async def test_an_unusable_answer_rejects_the_consolidation_and_touches_nothing(
     assert path.read_text(encoding="utf-8") == MEMORIES
     with pytest.raises(NotFoundError):
         service.get_preview(1)
-    kinds = [entry.kind for entry in ActivityLog(ws.db).entries(character=CHARACTER)]
+    kinds = [entry.kind for entry in app_of(ws).activity.entries(character=CHARACTER)]
     assert "consolidate.rejected" in kinds
 
 
@@ -230,12 +224,14 @@ async def test_strategy_prompts_are_editable_per_workspace_and_restorable(
 ) -> None:
     write_memories(ws)
     service = consolidation(ws, llm_server)
-    service.set_prompt("aggressive", "Squeeze {{char}}'s memories hard.")
-    assert not service.is_default_prompt("aggressive")
+    prompts = app_of(ws).prompts
+    prompts.replace("consolidation", "Squeeze {{char}}'s memories hard.", "aggressive")
+    assert not prompts.is_default("consolidation", "aggressive")
+    assert prompts.is_default("consolidation", "balanced")
     llm_server.reply_with(drop_repeats)
     await service.preview(CHARACTER, strategy="aggressive")
     assert llm_server.requests[0].json["messages"][0]["content"] == "Squeeze Mira's memories hard."
 
-    service.restore_default_prompt("aggressive")
-    assert service.prompt("aggressive") == DEFAULT_PROMPTS["aggressive"]
-    assert service.is_default_prompt("aggressive")
+    prompts.reset("consolidation", "aggressive")
+    assert prompts.text("consolidation", "aggressive") == DEFAULT_PROMPTS["aggressive"]
+    assert prompts.is_default("consolidation", "aggressive")

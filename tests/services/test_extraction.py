@@ -10,17 +10,16 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.extraction_state import ExtractionState
-from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
 from charmemory.services.extraction import ExtractionService, UnusableAnswerError
 from tests.support.extraction_fixtures import (
     CHARACTER,
     CHAT_ID,
     alternating,
+    make_app,
     make_workspace,
     memory_block,
     message,
-    scripted_model,
     write_chat,
 )
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -42,12 +41,16 @@ def clock() -> Clock:
     return Clock()
 
 
+def state_of(ws: Workspace) -> ExtractionState:
+    return ExtractionState(ws.db, ws.locks, ws.state_dir)
+
+
 def service(ws: Workspace, server: ScriptedLLMServer, clock: Clock) -> ExtractionService:
-    return ExtractionService(ws, model=lambda: scripted_model(server), clock=clock)
+    return make_app(ws, server, clock=clock).extraction
 
 
 def memories(ws: Workspace) -> str:
-    path = MemoryFiles(ws).path_for(CHARACTER)
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
@@ -122,7 +125,7 @@ async def test_extract_here_stops_at_the_given_message(
     llm_server.reply_text(memory_block("Mira named her ship the Kestrel."))
     report = await service(ws, llm_server, clock).extract(CHARACTER, up_to=5)
     assert [(c.first, c.last) for c in report.chunks] == [(0, 5)]
-    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == 5
+    assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == 5
     assert "line 5." in sent_messages(llm_server)[0]
     assert "line 6." not in sent_messages(llm_server)[0]
 
@@ -136,7 +139,7 @@ async def test_unusable_answer_saves_nothing_and_keeps_messages_unprocessed(
     with pytest.raises(UnusableAnswerError, match="messages 0-5"):
         await service(ws, llm_server, clock).extract(CHARACTER)
     assert memories(ws) == ""
-    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == -1
+    assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == -1
 
 
 async def test_an_answer_of_copied_dialogue_saves_nothing_and_moves_on(
@@ -152,7 +155,7 @@ async def test_an_answer_of_copied_dialogue_saves_nothing_and_moves_on(
     assert report.chunks[0].warnings[0].startswith("speech: left out 1 bullet(s)")
     assert memories(ws) == ""
     # The model answered; asking again would bring the same lines back.
-    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == 5
+    assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == 5
 
 
 async def test_duplicates_of_saved_memories_are_dropped(
@@ -194,8 +197,7 @@ KILLER = textwrap.dedent(
     from pathlib import Path
     from charmemory.adapters.memory_files import MemoryFiles
     from charmemory.adapters.workspace import Workspace
-    from charmemory.services.extraction import ExtractionService
-    from tests.support.extraction_fixtures import CHARACTER, scripted_model
+    from tests.support.extraction_fixtures import CHARACTER, make_app
 
     class Server:
         base_url = sys.argv[2]
@@ -206,7 +208,7 @@ KILLER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)  # between the file write and the state write
     MemoryFiles.save = save_then_die
     ws = Workspace.open(Path(sys.argv[1]))
-    asyncio.run(ExtractionService(ws, model=lambda: scripted_model(Server)).extract(CHARACTER))
+    asyncio.run(make_app(ws, Server).extraction.extract(CHARACTER))
     """
 )
 
@@ -226,14 +228,14 @@ async def test_killed_between_file_write_and_state_write_no_duplicate_no_gap(
     )
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()
     assert memories(ws).count("First chunk fact.") == 1
-    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == -1  # state not written
+    assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == -1  # state not written
 
     llm_server.reply_text(memory_block("Second chunk fact."))
     report = await service(ws, llm_server, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(10, 19)]  # chunk 1 not resent
     text = memories(ws)
     assert text.count("First chunk fact.") == 1 and text.count("Second chunk fact.") == 1
-    assert ExtractionState(ws.db).chat(CHARACTER, CHAT_ID).watermark == 19
+    assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == 19
     assert len(llm_server.requests) == 2
 
 
@@ -242,7 +244,7 @@ async def test_append_journalled_but_file_never_written_is_redone(
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=10)
     write_chat(ws, alternating(10))
-    ExtractionState(ws.db).begin_append(
+    state_of(ws).begin_append(
         CHARACTER,
         CHAT_ID,
         file="user/files/Mira-memories.md",
@@ -256,7 +258,7 @@ async def test_append_journalled_but_file_never_written_is_redone(
     report = await service(ws, llm_server, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(0, 9)]
     assert memories(ws).count("Redone fact.") == 1
-    assert ExtractionState(ws.db).pending() == []
+    assert state_of(ws).pending() == []
 
 
 async def test_deleting_an_extracted_message_does_not_skip_the_next_new_one(
@@ -274,12 +276,6 @@ async def test_deleting_an_extracted_message_does_not_skip_the_next_new_one(
     report = await service(ws, llm_server, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(9, 9)]
     assert "Brand new message after the deletion." in sent_messages(llm_server)[1]
-
-
-def retrieval_for(ws: Workspace):
-    from charmemory.composition import retrieval_service
-
-    return lambda: retrieval_service(ws)
 
 
 def related_memory_file(ws: Workspace) -> None:
@@ -307,9 +303,9 @@ async def test_existing_memories_in_the_prompt_are_the_related_ones(
     )
     write_chat(ws, chat)
     plain = await service(ws, llm_server, clock).extract(CHARACTER, dry_run=True)
-    ranked = await ExtractionService(
-        ws, model=lambda: scripted_model(llm_server), clock=clock, retrieval=retrieval_for(ws)
-    ).extract(CHARACTER, dry_run=True)
+    ranked = await make_app(ws, llm_server, clock=clock, index=True).extraction.extract(
+        CHARACTER, dry_run=True
+    )
     prompt_of = lambda report: "\n".join(m.content for m in report.prompts[0])  # noqa: E731
     assert "grandmother gave her a silver amulet" not in prompt_of(plain)  # oldest block
     assert "grandmother gave her a silver amulet" in prompt_of(ranked)
@@ -328,16 +324,14 @@ async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
             "Alex learned to read the Kestrel's star charts.",
         )
     )
-    report = await ExtractionService(
-        ws, model=lambda: scripted_model(llm_server), clock=clock, retrieval=retrieval_for(ws)
-    ).extract(CHARACTER)
+    app = make_app(ws, llm_server, clock=clock, index=True)
+    report = await app.extraction.extract(CHARACTER)
     assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
     assert len(report.chunks[0].dropped) == 1
     # Extraction's lookups are not retrievals the character was shown: diagnose
     # must keep showing the last real one.
-    retrieval = retrieval_for(ws)()
-    assert retrieval is not None
-    assert await retrieval.last_retrieval(retrieval.collection_for(CHARACTER)) is None
+    located = app.locator.locate(CHARACTER)
+    assert await app.retrieval.last_retrieval(located.location.collection) is None
 
 
 async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(

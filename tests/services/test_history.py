@@ -4,16 +4,16 @@ import pytest
 
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
-from charmemory.composition import memory_history, memory_manager
 from charmemory.errors import CharMemoryError, NotFoundError
-from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
+from charmemory.services.memory_history import MemoryHistoryService
+from charmemory.services.memory_manager import MemoryManager
 from tests.support.extraction_fixtures import (
     CHARACTER,
     alternating,
+    make_app,
     make_workspace,
     memory_block,
-    scripted_model,
     write_chat,
 )
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -27,7 +27,15 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def path_of(ws: Workspace) -> Path:
-    return MemoryFiles(ws).path_for(CHARACTER)
+    return ws.files_dir / f"{CHARACTER}-memories.md"
+
+
+def memory_history(ws: Workspace) -> MemoryHistoryService:
+    return make_app(ws).history
+
+
+def memory_manager(ws: Workspace) -> MemoryManager:
+    return make_app(ws).memories
 
 
 def causes(ws: Workspace) -> list[str]:
@@ -39,7 +47,7 @@ def first_id(ws: Workspace) -> str:
 
 
 def admin(ws: Workspace, server: ScriptedLLMServer) -> ExtractionAdmin:
-    return ExtractionAdmin(ws, ExtractionService(ws, model=lambda: scripted_model(server)))
+    return make_app(ws, server).extraction_admin
 
 
 async def test_every_kind_of_change_is_recorded_with_its_cause(
@@ -47,13 +55,13 @@ async def test_every_kind_of_change_is_recorded_with_its_cause(
 ) -> None:
     write_chat(ws, alternating(10))
     llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
-    await ExtractionService(ws, model=lambda: scripted_model(llm_server)).extract(CHARACTER)
-    admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
     manager = memory_manager(ws)
     await manager.edit(CHARACTER, first_id(ws), "Alex owes Mira fifty crowns.")
     await manager.add(CHARACTER, ["Mira hates fog."])
     await manager.delete(CHARACTER, first_id(ws))
-    admin(ws, llm_server).clear(CHARACTER, confirmed=True)
+    await admin(ws, llm_server).clear(CHARACTER, confirmed=True)
     assert causes(ws) == ["extraction", "pin", "edit", "add", "delete", "clear"]
 
 
@@ -71,8 +79,8 @@ async def test_the_same_content_is_recorded_once_and_history_survives_a_restart(
     manager = memory_manager(ws)
     await manager.add(CHARACTER, ["Mira hates fog."])
     files = MemoryFiles(ws)
-    loaded = files.load(path_of(ws))
-    files.save(loaded, loaded.file, cause="edit")  # nothing changed
+    loaded = files.load("user/files/Mira-memories.md")
+    files.save(loaded, loaded.memories, cause="edit")  # nothing changed
     root = ws.root
     ws.close()
 
@@ -110,9 +118,11 @@ async def test_undo_walks_back_one_version_at_a_time_and_is_recorded(ws: Workspa
 async def test_undo_of_clear_brings_the_memories_back(
     ws: Workspace, llm_server: ScriptedLLMServer
 ) -> None:
-    admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.\nAlex is from Cinderfall.")
+    await admin(ws, llm_server).pin(
+        CHARACTER, "Mira's ship is the Kestrel.\nAlex is from Cinderfall."
+    )
     kept = path_of(ws).read_bytes()
-    assert admin(ws, llm_server).clear(CHARACTER, confirmed=True)
+    assert await admin(ws, llm_server).clear(CHARACTER, confirmed=True)
     assert not path_of(ws).exists()
     assert not (ws.state_dir / "trash").exists()
 

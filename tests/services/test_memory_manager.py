@@ -3,18 +3,15 @@ from pathlib import Path
 
 import pytest
 
-from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
-from charmemory.adapters.sqlite_index import SqliteIndex, SqliteRetrievalLog
 from charmemory.adapters.workspace import Workspace
-from charmemory.composition import memory_access, memory_manager, retrieval_service
-from charmemory.core.retrieval import items_from_memory_file
+from charmemory.composition import App
+from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.memory_file import list_bullets, parse_memory_file
-from charmemory.services.memory_access import MemoryChange, MemoryFileAccess, collection_for
+from charmemory.services.memory_access import MemoryChange, MemoryFileAccess
 from charmemory.services.memory_manager import MemoryManager
-from charmemory.services.retrieval import RetrievalService
-from tests.support.extraction_fixtures import CHARACTER, make_workspace
+from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace
 from tests.support.word_hash_embedder import WordHashEmbedder
 
 MEMORIES = (
@@ -24,17 +21,22 @@ MEMORIES = (
     '<memory chat="pinned" date="2026-02-20 08:00">\n- Mira captains the Kestrel.\n</memory>\n'
 )
 NOW = datetime(2026, 3, 1, 12, 30, tzinfo=UTC)
+COLLECTION = Collection(f"char:{CHARACTER}", CHARACTER)
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
     ws = make_workspace(tmp_path / "ws")
-    MemoryFiles(ws).path_for(CHARACTER).write_text(MEMORIES, encoding="utf-8")
+    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(MEMORIES, encoding="utf-8")
     return ws
 
 
 def text_of(ws: Workspace) -> str:
-    return MemoryFiles(ws).path_for(CHARACTER).read_text(encoding="utf-8")
+    return (ws.files_dir / f"{CHARACTER}-memories.md").read_text(encoding="utf-8")
+
+
+def memory_manager(ws: Workspace) -> MemoryManager:
+    return make_app(ws).memories
 
 
 def id_of(ws: Workspace, text: str) -> str:
@@ -73,7 +75,7 @@ async def test_deleting_the_last_memory_of_a_block_removes_the_block(ws: Workspa
 
 
 async def test_add_appends_a_dated_block(ws: Workspace) -> None:
-    manager = MemoryManager(memory_access(ws), clock=lambda: NOW)
+    manager = make_app(ws, clock=lambda: NOW).memories
     changed = await manager.add(CHARACTER, ["Mira hates fog.", "  ", "Alex owes Mira 40 crowns."])
     block = parse_memory_file(text_of(ws)).blocks[-1]
     assert (block.chat, block.date) == ("manual", NOW.astimezone().strftime("%Y-%m-%d %H:%M"))
@@ -86,7 +88,7 @@ async def test_add_appends_a_dated_block(ws: Workspace) -> None:
 async def test_a_stale_listing_or_an_unknown_id_changes_nothing(ws: Workspace) -> None:
     manager = memory_manager(ws)
     listing = manager.list(CHARACTER)
-    path = MemoryFiles(ws).path_for(CHARACTER)
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
     path.write_text(MEMORIES + "\n", encoding="utf-8")
     with pytest.raises(ConflictError, match="changed since it was listed"):
         await manager.edit(CHARACTER, listing.blocks[0].memories[0].id, "x", expect=listing.digest)
@@ -104,33 +106,29 @@ async def test_every_change_is_announced_and_a_failed_announcement_is_a_warning(
         heard.append(change)
         raise ConfigError("the embedding model is not installed")
 
-    access = MemoryFileAccess(
-        memory_access(ws).library,
-        MemoryFiles(ws),
-        lambda character, chat: MemoryFiles(ws).path_for(character.name),
-        on_change=listen,
-    )
+    app = make_app(ws)
+    access = MemoryFileAccess(app.locator, app.memory_access.files, on_change=listen)
     changed = await MemoryManager(access).delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
     assert [c.memories.bullet_count for c in heard] == [2]
-    assert heard[0].file == "user/files/Mira-memories.md"
+    assert heard[0].location.file == "user/files/Mira-memories.md"
     assert "not updated: the embedding model is not installed" in changed.warnings[0]
     assert "Mira owns a brass compass." not in text_of(ws)
 
 
-def retrieval_over(ws: Workspace, embedder: WordHashEmbedder) -> RetrievalService:
-    return RetrievalService(SqliteIndex(ws.db, embedder), embedder, SqliteRetrievalLog(ws.db))
+async def indexed(app: App) -> None:
+    items = items_from_memory_file(
+        COLLECTION.name, "user/files/Mira-memories.md", parse_memory_file(MEMORIES)
+    )
+    await app.retrieval.sync(COLLECTION, items)
 
 
 async def test_an_indexed_character_has_its_index_follow_each_edit(ws: Workspace) -> None:
     embedder = WordHashEmbedder()
-    retrieval = retrieval_over(ws, embedder)
-    collection = collection_for(CHARACTER)
-    items = items_from_memory_file(
-        collection, "user/files/Mira-memories.md", parse_memory_file(MEMORIES)
-    )
-    await retrieval.sync(collection, items)
+    app = make_app(ws, embedder=embedder)
+    retrieval, collection = app.retrieval, COLLECTION
+    await indexed(app)
     before = embedder.embedded
-    manager = MemoryManager(memory_access(ws, retrieval))
+    manager = app.memories
 
     await manager.edit(CHARACTER, id_of(ws, "Mira owns a brass compass."), "Mira owns a sextant.")
 
@@ -141,23 +139,19 @@ async def test_an_indexed_character_has_its_index_follow_each_edit(ws: Workspace
 
 async def test_a_character_never_indexed_gets_no_index_from_an_edit(ws: Workspace) -> None:
     embedder = WordHashEmbedder()
-    retrieval = retrieval_over(ws, embedder)
-    await MemoryManager(memory_access(ws, retrieval)).add(CHARACTER, ["Mira hates fog."])
+    app = make_app(ws, embedder=embedder)
+    await app.memories.add(CHARACTER, ["Mira hates fog."])
     assert embedder.embedded == 0
-    assert await retrieval.stats(collection_for(CHARACTER)) is None
+    assert await app.retrieval.stats(COLLECTION) is None
 
 
 @pytest.mark.local_model
 async def test_the_real_index_follows_a_deleted_memory(ws: Workspace) -> None:
     ModelInstaller().install(MINILM_L6_V2_INT8)
-    retrieval = retrieval_service(ws)
-    collection = collection_for(CHARACTER)
-    items = items_from_memory_file(
-        collection, "user/files/Mira-memories.md", parse_memory_file(MEMORIES)
-    )
-    await retrieval.sync(collection, items)
+    app = make_app(ws)
+    await indexed(app)
 
-    await memory_manager(ws).delete(CHARACTER, id_of(ws, "Mira captains the Kestrel."))
+    await app.memories.delete(CHARACTER, id_of(ws, "Mira captains the Kestrel."))
 
-    found = [r.text for r in await retrieval.search(collection, "Who commands the ship?", k=5)]
+    found = [r.text for r in await app.retrieval.search(COLLECTION, "Who commands the ship?", 5)]
     assert found and "Mira captains the Kestrel." not in found

@@ -4,11 +4,8 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.activity_log import ActivityLog
-from charmemory.adapters.llm.factory import build_chat_model
-from charmemory.adapters.llm.retry import RetryPolicy
-from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
-from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.workspace import Workspace
+from charmemory.composition import App
 from charmemory.errors import ConfigError
 from charmemory.services.providers import SENTINEL, ProviderService
 from tests.support.scripted_llm import ScriptedLLMServer
@@ -24,22 +21,16 @@ def workspace(tmp_path: Path) -> Iterator[Workspace]:
 
 
 def service_for(ws: Workspace, env: dict[str, str] | None = None) -> ProviderService:
-    keys = ApiKeys(SecretsFile(ws.state_dir / SECRETS_FILE_NAME, ws.locks), env or {})
-    return ProviderService(
-        settings=SettingsStore(ws.db),
-        keys=keys,
-        activity=ActivityLog(ws.db, redact=keys.redact),
-        build_model=lambda s, k: build_chat_model(s, k, retry=RetryPolicy(max_retries=0)),
-        env=env or {},
-    )
+    return App(ws, env=env or {}).providers
 
 
 @pytest.fixture
 def service(workspace: Workspace, llm_server: ScriptedLLMServer) -> ProviderService:
     service = service_for(workspace)
-    service.set_setting("provider", "openrouter")
-    service.set_setting("base_url", llm_server.base_url)
-    service.set_setting("model", "stored/model")
+    service.settings.set("model.provider", "openrouter")
+    service.settings.set("model.base_url", llm_server.base_url)
+    service.settings.set("model.model", "stored/model")
+    service.settings.set("model.max_retries", "0")
     service.store_key("openrouter", KEY)
     return service
 
@@ -81,7 +72,7 @@ async def test_test_model_ok_warning_and_error(
 async def test_nanogpt_models_filtered_and_grouped(
     service: ProviderService, llm_server: ScriptedLLMServer
 ) -> None:
-    service.set_setting("base_url", llm_server.root_url + "/api/v1", provider="nanogpt")
+    service.settings.set("model.base_url", llm_server.root_url + "/api/v1", provider="nanogpt")
     service.store_key("nanogpt", KEY)
     llm_server.reply_models(
         [
@@ -108,28 +99,6 @@ async def test_filters_belong_to_nanogpt(service: ProviderService) -> None:
         await service.list_models(filters=["roleplay"])
 
 
-def test_per_provider_settings_go_to_the_chosen_provider(
-    workspace: Workspace, service: ProviderService
-) -> None:
-    assert service.set_setting("extra_params", '{"provider": {"sort": "price"}}') == (
-        "llm.openrouter.extra_params"
-    )
-    assert service.set_setting("model", "m", provider="groq") == "llm.groq.model"
-    assert service.set_setting("max_tokens", "3000") == "llm.max_tokens"
-    stored = SettingsStore(workspace.db)
-    assert stored.get("llm.openrouter.extra_params") == {"provider": {"sort": "price"}}
-    assert stored.get("llm.max_tokens") == 3000
-    with pytest.raises(ConfigError, match="must be a JSON object"):
-        service.set_setting("extra_params", '"thinking off"')
-    service.unset_setting("model", provider="groq")
-    assert stored.get("llm.groq.model") is None
-
-
-def test_per_provider_setting_needs_a_provider(workspace: Workspace) -> None:
-    with pytest.raises(ConfigError, match="add --provider NAME"):
-        service_for(workspace).set_setting("model", "x")
-
-
 def test_presets_say_where_keys_come_from(workspace: Workspace, service: ProviderService) -> None:
     rows = {row.name: row for row in service.presets()}
     assert rows["openrouter"].key == "secrets file" and rows["openrouter"].current
@@ -137,3 +106,11 @@ def test_presets_say_where_keys_come_from(workspace: Workspace, service: Provide
     assert rows["ollama"].key == "not needed"
     env_rows = {r.name: r for r in service_for(workspace, {"CHARMEMORY_API_KEY": "k"}).presets()}
     assert env_rows["groq"].key == "env"
+
+
+def test_presets_show_the_configured_base_url(
+    workspace: Workspace, service: ProviderService, llm_server: ScriptedLLMServer
+) -> None:
+    rows = {row.name: row for row in service.presets()}
+    assert rows["openrouter"].base_url == llm_server.base_url
+    assert rows["groq"].base_url == "https://api.groq.com/openai/v1"

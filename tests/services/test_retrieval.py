@@ -10,7 +10,12 @@ from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.sqlite_index import RETRIEVAL_MIGRATIONS, SqliteIndex
 from charmemory.core.chunking import ChunkSettings, chunk_file
 from charmemory.core.fusion import SingleSignal
-from charmemory.core.retrieval import EmbeddingContext, MemoryItem, items_from_memory_file
+from charmemory.core.retrieval import (
+    Collection,
+    EmbeddingContext,
+    MemoryItem,
+    items_from_memory_file,
+)
 from charmemory.core.retrieval_settings import RetrievalSettings
 from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import Embedder
@@ -30,7 +35,8 @@ MEMORY_FILE = """<memory chat="Elara - 2026-02-15@10h00m00s" date="2026-02-15 10
 - Elara is afraid of deep water.
 </memory>
 """
-COLLECTION = "char:Elara"
+COLLECTION = Collection("char:Elara", "Elara")
+OTHER = Collection("char:Other", "Other")
 
 
 @pytest.fixture
@@ -51,7 +57,7 @@ def make_service(
 
 
 def memory_items(text: str = MEMORY_FILE) -> list[MemoryItem]:
-    return items_from_memory_file(COLLECTION, "Elara.md", parse_memory_file(text))
+    return items_from_memory_file(COLLECTION.name, "Elara.md", parse_memory_file(text))
 
 
 @pytest.fixture
@@ -200,8 +206,8 @@ async def test_each_character_gets_its_own_settings(
     retrieval = await service.retrieve_for_chat(COLLECTION, ["The dragon attacked.", "Kael?"])
 
     assert retrieval.query == "Kael?" and len(retrieval.results) == 1
-    await service.sync("char:Other", items_from_other())
-    assert len(await service.search("char:Other", "Elara deep water")) > 1
+    await service.sync(OTHER, items_from_other())
+    assert len(await service.search(OTHER, "Elara deep water")) > 1
 
 
 async def test_chunk_granularity_indexes_and_injects_chunks(
@@ -214,9 +220,7 @@ async def test_chunk_granularity_indexes_and_injects_chunks(
         min_cosine=0,
     )
     service = make_service(conn, embedder, per_character(Elara=chunked))
-    collection = service.collection_for("Elara")
-    assert collection == "char:Elara/chunks"
-    assert service.collection_for("Kael", "chat 1") == "char:Kael/chat:chat 1"
+    collection = Collection("char:Elara/chunks", "Elara", chunks=True)
 
     report = await service.sync_file(collection, "Elara.md", parse_memory_file(MEMORY_FILE))
     assert report.added == len(chunk_file(MEMORY_FILE, chunked.chunks)) > 2
@@ -259,7 +263,8 @@ async def test_a_sync_plan_tells_what_the_file_changed(
 async def test_a_collection_never_indexed_finds_nothing_but_is_recorded(
     service: RetrievalService,
 ) -> None:
-    retrieval = await service.retrieve("char:Nobody", "dragon")
+    nobody = Collection("char:Nobody", "Nobody")
+    retrieval = await service.retrieve(nobody, "dragon")
     assert retrieval.results == [] and retrieval.injection.text == ""
-    record = await service.last_retrieval("char:Nobody")
+    record = await service.last_retrieval(nobody)
     assert record is not None and record.query == "dragon" and record.candidates == []

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from charmemory.adapters.llm.factory import build_chat_model
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.workspace import Workspace
-from charmemory.core.model_settings import model_settings
-from charmemory.ports import ChatModel
+from charmemory.composition import App
+from charmemory.core.model_settings import ModelValues, model_settings
+from charmemory.ports import ChatModel, Embedder
 from tests.support.scripted_llm import ScriptedLLMServer
 
 CHARACTER = "Mira"
@@ -19,12 +22,31 @@ CHAT_ID = "Mira - 2026-02-15@10h00m00s123ms"
 
 
 def scripted_model(server: ScriptedLLMServer) -> ChatModel:
-    settings = model_settings(
-        {"provider": "custom", "base_url": server.base_url, "model": "scripted"},
-        {},
-        lambda key: None,
-    )
+    flags = {"provider": "custom", "base_url": server.base_url, "model": "scripted"}
+    settings = model_settings(ModelValues(flags=flags))
     return build_chat_model(settings, None, retry=RetryPolicy(max_retries=0))
+
+
+def make_app(
+    ws: Workspace,
+    server: ScriptedLLMServer | None = None,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    embedder: Embedder | None = None,
+    index: bool = False,
+    **options: Any,
+) -> App:
+    """The workspace's services with the scripted LLM, a fixed environment and no index
+    in extraction unless asked for (``index``, or an ``embedder`` given)."""
+    return App(
+        ws,
+        env={},
+        chat_model=(lambda: scripted_model(server)) if server is not None else None,
+        clock=clock,
+        embedder=embedder,
+        index_for_extraction=index or embedder is not None,
+        **options,
+    )
 
 
 def line(obj: dict) -> str:

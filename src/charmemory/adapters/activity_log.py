@@ -5,23 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-Level = Literal["info", "warning", "error"]
-
-
-@dataclass(frozen=True)
-class ActivityEntry:
-    id: int
-    at: str
-    level: Level
-    kind: str
-    character: str | None
-    chat: str | None
-    message: str
-    data: dict[str, Any] | None
+from charmemory.ports import ActivityEntry, Level
 
 
 class ActivityLog:

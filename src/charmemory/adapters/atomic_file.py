@@ -19,16 +19,9 @@ from pathlib import Path
 import filelock
 
 from charmemory.errors import ConflictError
+from charmemory.ports import FileVersion
 
 LOCK_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True)
-class FileVersion:
-    """What a file held when it was read; `digest` is None when it did not exist."""
-
-    path: Path
-    digest: str | None
 
 
 @dataclass(frozen=True)

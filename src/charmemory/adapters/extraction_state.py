@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from pathlib import Path
 
+from charmemory.adapters.atomic_file import FileLocks
 from charmemory.adapters.sqlite_db import execute_all, transaction
+from charmemory.ports import ChatState, ExtractionSnapshot, PendingAppend
 
 
 def migrate_extraction_state(conn: sqlite3.Connection) -> None:
@@ -52,29 +55,26 @@ def migrate_extraction_state(conn: sqlite3.Connection) -> None:
     )
 
 
-@dataclass(frozen=True)
-class ChatState:
-    character: str
-    chat: str
-    watermark: int = -1
-    last_run_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class PendingAppend:
-    id: int
-    character: str
-    chat: str
-    file: str
-    block: str
-    first_idx: int
-    last_idx: int
-    fingerprints: dict[int, str]
+def migrate_cleared_state(conn: sqlite3.Connection) -> None:
+    execute_all(
+        conn,
+        """CREATE TABLE cleared_extraction_state (
+            character  TEXT PRIMARY KEY,
+            snapshot   TEXT NOT NULL,   -- JSON: every chat's watermark, last run, fingerprints
+            cleared_at TEXT NOT NULL
+        )""",
+    )
 
 
 class ExtractionState:
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, locks: FileLocks, lock_dir: Path):
         self._conn = conn
+        self._locks = locks
+        self._lock_dir = lock_dir
+
+    def exclusive(self, character: str, chat: str) -> AbstractContextManager[None]:
+        """Held while one process extracts from a chat (other processes wait)."""
+        return self._locks.hold(self._lock_dir / json.dumps(["extract", character, chat]))
 
     # -- per chat -------------------------------------------------------------
 
@@ -221,7 +221,7 @@ class ExtractionState:
 
     # -- snapshots (so that undoing a clear also brings back what was extracted) ----
 
-    def snapshot(self, character: str) -> dict[str, dict[str, object]]:
+    def snapshot(self, character: str) -> ExtractionSnapshot:
         """Every chat's watermark, last run and fingerprints, as JSON-ready data."""
         return {
             state.chat: {
@@ -234,7 +234,7 @@ class ExtractionState:
             for state in self.chats(character)
         }
 
-    def restore(self, character: str, snapshot: dict[str, dict[str, object]]) -> None:
+    def restore(self, character: str, snapshot: ExtractionSnapshot) -> None:
         with transaction(self._conn):
             self.reset(character)
             for chat, saved in snapshot.items():
@@ -250,6 +250,24 @@ class ExtractionState:
                     "VALUES (?, ?, ?, ?)",
                     [(character, chat, int(idx), fp) for idx, fp in fingerprints.items()],
                 )
+
+    def keep_cleared(self, character: str, snapshot: ExtractionSnapshot) -> None:
+        self._conn.execute(
+            "INSERT INTO cleared_extraction_state (character, snapshot, cleared_at) "
+            "VALUES (?, ?, ?) ON CONFLICT (character) DO UPDATE "
+            "SET snapshot = excluded.snapshot, cleared_at = excluded.cleared_at",
+            (character, json.dumps(snapshot), datetime.now(UTC).isoformat()),
+        )
+
+    def take_cleared(self, character: str) -> ExtractionSnapshot | None:
+        with transaction(self._conn):
+            row = self._conn.execute(
+                "SELECT snapshot FROM cleared_extraction_state WHERE character = ?", (character,)
+            ).fetchone()
+            self._conn.execute(
+                "DELETE FROM cleared_extraction_state WHERE character = ?", (character,)
+            )
+        return None if row is None else json.loads(row["snapshot"])
 
     # -- resets ------------------------------------------------------------------
 

@@ -3,53 +3,19 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from charmemory.adapters.atomic_file import FileVersion, read_versioned, write_atomic
+from charmemory.adapters.atomic_file import read_versioned, write_atomic
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.naming import checked_file_name
 from charmemory.errors import CharMemoryError, FormatError, NotFoundError
-from charmemory.formats.card import Card, read_card
-from charmemory.formats.chat import Chat, parse_chat
+from charmemory.formats.card import read_card
+from charmemory.formats.chat import parse_chat
 from charmemory.formats.lorebook import parse_lorebook
 from charmemory.formats.memory_file import parse_memory_file
+from charmemory.ports import Character, ChatRef, Imported, ImportKind, LoadedChat
 
 CARD_SUFFIXES = (".png", ".json")
-
-
-@dataclass(frozen=True)
-class Character:
-    name: str
-    stem: str  # card file name without its extension; also the chat folder's name
-    card_path: Path
-    card: Card
-
-
-@dataclass(frozen=True)
-class ChatRef:
-    character: Character
-    id: str  # the chat file name without `.jsonl`, as SillyTavern names chats
-    path: Path
-
-
-@dataclass(frozen=True)
-class LoadedChat:
-    ref: ChatRef
-    chat: Chat
-    version: FileVersion
-
-
-ImportKind = Literal["card", "chat", "lorebook", "memory file"]
-
-
-@dataclass(frozen=True)
-class Imported:
-    kind: ImportKind
-    source: Path
-    target: Path
-    unchanged: bool  # the same bytes were already there
 
 
 class Library:

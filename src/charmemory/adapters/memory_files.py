@@ -13,12 +13,10 @@ load, as an outside edit: mislabelled, never lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from charmemory.adapters.atomic_file import (
-    FileVersion,
     VersionedBytes,
     delete_file,
     read_versioned,
@@ -35,24 +33,10 @@ from charmemory.core.memory_history import (
     Version,
     infer_cause,
 )
-from charmemory.core.naming import memory_file_name
 from charmemory.errors import FormatError
 from charmemory.formats.memory_file import MemoryFile, parse_memory_file
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
-
-
-@dataclass(frozen=True)
-class LoadedMemories:
-    path: Path
-    file: MemoryFile
-    version: FileVersion
-    # The layout found on disk when it was not blocks (the file was migrated in
-    # memory; saving it writes the migrated form).
-    migrated_from: str | None = None
-
-    @property
-    def exists(self) -> bool:
-        return self.version.digest is not None
+from charmemory.ports import LoadedMemories
 
 
 class MemoryFiles:
@@ -64,36 +48,34 @@ class MemoryFiles:
         # Opened on first use: knowing a file's path needs no database.
         return MemoryHistory(self._ws.db)
 
-    def path_for(
-        self, character: str, *, chat_id: str | None = None, override: str | None = None
-    ) -> Path:
-        name = memory_file_name(character, chat_id=chat_id, override=override)
-        return self._ws.inside(self._ws.files_dir, name)
+    def path_of(self, file: str) -> Path:
+        """Where a workspace-relative file is, refused if it would leave the workspace."""
+        return self._ws.inside(self._ws.root, file)
 
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self._ws.root).as_posix()
-
-    def path_of(self, relative: str) -> Path:
-        """The inverse of `relative`, refused if it would leave the workspace."""
-        return self._ws.inside(self._ws.root, relative)
+    def require_writable(self, what: str) -> None:
+        self._ws.require_writable(what)
 
     # -- reading ----------------------------------------------------------------------
 
-    def load(self, path: Path) -> LoadedMemories:
+    def load(self, file: str) -> LoadedMemories:
         """The file as it is now; a change made outside charmemory is recorded first."""
+        path = self.path_of(file)
         read = read_versioned(path)
-        if self._unrecorded(path, read):
+        if self._unrecorded(file, read):
             with self.history.serialized():
                 read = read_versioned(path)  # as it is now that no one else can record
-                self._record_outside_change(path, read)
-        return _parsed(path, read)
+                self._record_outside_change(file, read)
+        return _parsed(file, read)
 
-    def versions(self, path: Path) -> list[Version]:
-        return self.history.versions(self.relative(path))
+    def versions(self, file: str) -> list[Version]:
+        return self.history.versions(file)
 
-    def version_bytes(self, path: Path, number: int) -> bytes | None:
+    def latest_version(self, file: str) -> Version | None:
+        return self.history.latest(file)
+
+    def version_bytes(self, file: str, number: int) -> bytes | None:
         """What version ``number`` of the file held (None: the file did not exist)."""
-        return self.history.stored(self.relative(path), number).data
+        return self.history.stored(file, number).data
 
     # -- writing ----------------------------------------------------------------------
 
@@ -107,26 +89,28 @@ class MemoryFiles:
         """
         self._ws.require_writable("write memory files")
         data = new.render().encode("utf-8")
-        file = self.relative(loaded.path)
+        file = loaded.file
         with self.history.serialized():
             if loaded.migrated_from is not None:
                 self.history.record(
                     file,
-                    loaded.file.render().encode("utf-8"),
+                    loaded.memories.render().encode("utf-8"),
                     cause=MIGRATION,
                     detail=f"from the {loaded.migrated_from.replace('_', ' ')} layout",
                 )
-            version = write_atomic(loaded.path, data, expected=loaded.version, locks=self._ws.locks)
-            self.history.record(
-                file, data, cause=cause or infer_cause(loaded.file, new), detail=detail
+            version = write_atomic(
+                self.path_of(file), data, expected=loaded.version, locks=self._ws.locks
             )
-        return LoadedMemories(loaded.path, new, version)
+            self.history.record(
+                file, data, cause=cause or infer_cause(loaded.memories, new), detail=detail
+            )
+        return LoadedMemories(file, new, version, size=len(data))
 
     def delete(self, loaded: LoadedMemories, *, cause: str = DELETE, detail: str = "") -> None:
         self._ws.require_writable("delete memory files")
         with self.history.serialized():
-            delete_file(loaded.path, expected=loaded.version, locks=self._ws.locks)
-            self.history.record(self.relative(loaded.path), None, cause=cause, detail=detail)
+            delete_file(self.path_of(loaded.file), expected=loaded.version, locks=self._ws.locks)
+            self.history.record(loaded.file, None, cause=cause, detail=detail)
 
     def restore(self, loaded: LoadedMemories, number: int) -> Version | None:
         """Bring back version ``number`` of the file, recorded as an undo of it.
@@ -134,39 +118,40 @@ class MemoryFiles:
         None when the file already held exactly that (nothing was recorded).
         """
         self._ws.require_writable("restore memory files")
-        file = self.relative(loaded.path)
+        file = loaded.file
+        path = self.path_of(file)
         data = self.history.stored(file, number).data
         with self.history.serialized():
             if data is None:
-                delete_file(loaded.path, expected=loaded.version, locks=self._ws.locks)
+                delete_file(path, expected=loaded.version, locks=self._ws.locks)
             else:
-                write_atomic(loaded.path, data, expected=loaded.version, locks=self._ws.locks)
+                write_atomic(path, data, expected=loaded.version, locks=self._ws.locks)
             return self.history.record(
                 file, data, cause=UNDO, detail=f"back to v{number}", restores=number
             )
 
     # -- internals --------------------------------------------------------------------
 
-    def _unrecorded(self, path: Path, read: VersionedBytes) -> bool:
-        latest = self.history.latest(self.relative(path))
+    def _unrecorded(self, file: str, read: VersionedBytes) -> bool:
+        latest = self.history.latest(file)
         if latest is None:
             return read.data is not None
         return latest.digest != read.version.digest
 
-    def _record_outside_change(self, path: Path, read: VersionedBytes) -> None:
-        file = self.relative(path)
+    def _record_outside_change(self, file: str, read: VersionedBytes) -> None:
         cause = OUTSIDE_EDIT if self.history.latest(file) is not None else FOUND
         self.history.record(file, read.data, cause=cause)
 
 
-def _parsed(path: Path, read: VersionedBytes) -> LoadedMemories:
+def _parsed(file: str, read: VersionedBytes) -> LoadedMemories:
     if read.data is None:
-        return LoadedMemories(path, parse_memory_file(""), read.version)
+        return LoadedMemories(file, parse_memory_file(""), read.version)
+    size = len(read.data)
     try:
         text = read.data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise FormatError(f"not UTF-8 text (byte {error.start})", source=path.name) from None
+        raise FormatError(f"not UTF-8 text (byte {error.start})", source=file) from None
     layout = detect_layout(text)
     if layout in ("legacy_sections", "plain"):
-        return LoadedMemories(path, migrate_legacy(text), read.version, migrated_from=layout)
-    return LoadedMemories(path, parse_memory_file(text), read.version)
+        return LoadedMemories(file, migrate_legacy(text), read.version, layout, size)
+    return LoadedMemories(file, parse_memory_file(text), read.version, size=size)

@@ -29,20 +29,9 @@ import numpy as np
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot
 from charmemory.adapters.compute_thread import on_compute_thread
-from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.sqlite_db import execute_all, transaction
 from charmemory.errors import ConfigError
 from charmemory.ports import Embedder, IndexHit, IndexItem, IndexStats, SyncProgress, SyncReport
-
-# Re-exported: the retrieval log used to live here.
-__all__ = [
-    "RETRIEVAL_MIGRATIONS",
-    "SqliteIndex",
-    "SqliteRetrievalLog",
-    "item_key",
-    "migrate_retrieval_index",
-    "migrate_retrieval_written",
-]
 
 
 def migrate_retrieval_index(conn: sqlite3.Connection) -> None:

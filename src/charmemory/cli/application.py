@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
+from charmemory.composition import App, create_app, open_app, workspace_dir
 
 app = typer.Typer(
     name="charmemory",
@@ -29,16 +30,30 @@ GLOBAL_FLAGS = ("--allow-write",)
 class CliState:
     workspace_arg: Path | None = None
     allow_write: bool = False
-    _workspace: Workspace | None = field(default=None, repr=False)
+    _app: App | None = field(default=None, repr=False)
 
     @property
     def workspace_dir(self) -> Path:
-        return workspace_dir_from_env(self.workspace_arg)
+        return workspace_dir(self.workspace_arg)
 
-    def workspace(self) -> Workspace:
-        if self._workspace is None:
-            self._workspace = Workspace.open(self.workspace_dir, allow_write=self.allow_write)
-        return self._workspace
+    def app(self, model_overrides: Mapping[str, Any] | None = None) -> App:
+        """The workspace's services (one command runs per process, so built once)."""
+        if self._app is None:
+            self._app = open_app(
+                self.workspace_dir, allow_write=self.allow_write, model_overrides=model_overrides
+            )
+        return self._app
+
+    def created_app(self) -> App:
+        """The workspace, made (or completed) first."""
+        if self._app is None:
+            self._app = create_app(self.workspace_dir)
+        return self._app
+
+    def close(self) -> None:
+        if self._app is not None:
+            self._app.close()
+            self._app = None
 
 
 state = CliState()
@@ -110,7 +125,5 @@ def run(argv: list[str] | None = None) -> int:
         typer.secho("interrupted", err=True)
         return 130
     finally:
-        if state._workspace is not None:
-            state._workspace.close()
-            state._workspace = None
+        state.close()
     return 0

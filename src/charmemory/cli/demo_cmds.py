@@ -2,8 +2,9 @@
 
 Import the sample card and chat, extract memories from the chat with the model in
 force (the embedded local model when no provider is chosen), print the memory
-file, then answer two questions from it with hybrid retrieval. Running it again
-extracts nothing new and shows the same file.
+file, answer questions from it with hybrid retrieval, and show the text the
+character would be given with its next reply. Running it again extracts nothing
+new and shows the same file.
 """
 
 from __future__ import annotations
@@ -16,33 +17,35 @@ from pathlib import Path
 
 import typer
 
-from charmemory.adapters.library import Character, Library
-from charmemory.adapters.model_install import DEFAULT_LOCAL_LLM
-from charmemory.adapters.workspace import Workspace
 from charmemory.cli.application import app, state
-from charmemory.cli.retrieval_wiring import memory_source
-from charmemory.composition import extraction_service, provider_service, retrieval_service
+from charmemory.composition import App
 from charmemory.core.providers import EMBEDDED
+from charmemory.ports import Character
 from charmemory.services.extraction import ExtractionReport
 
-QUESTIONS = ("What does Mira owe, and to whom?", "Who betrayed Mira?")
+# Questions a person might ask the character about the sample chat, each with the
+# words the memory that answers it must hold (see data/demo/README.md).
+QUESTIONS = (
+    ("Who betrayed Mira, and how?", ("Corwin",)),
+    ("What did Mira give Alex to keep?", ("compass",)),
+)
 TOP_K = 3
 
 
 @app.command()
 def demo() -> None:
     """Build a demo workspace from the bundled sample, extract its memories and query them."""
-    ws = Workspace.create(state.workspace_dir)
-    typer.echo(f"==> demo workspace at {ws.root}")
-    library = Library(ws)
-    _import_sample(library)
-    for character in library.characters():
-        _show(library, character)
-        _extract(ws, character)
-        asyncio.run(_ask(ws, character))
+    demo_app = state.created_app()
+    typer.echo(f"==> demo workspace at {demo_app.root}")
+    _import_sample(demo_app)
+    for character in demo_app.library.characters():
+        _show(demo_app, character)
+        _extract(demo_app, character)
+        asyncio.run(_ask(demo_app, character))
+    _closing_note(demo_app)
 
 
-def _import_sample(library: Library) -> None:
+def _import_sample(demo_app: App) -> None:
     sample = resources.files("charmemory") / "data" / "demo"
     with tempfile.TemporaryDirectory() as tmp:
         files = []
@@ -52,16 +55,16 @@ def _import_sample(library: Library) -> None:
                 path.write_bytes(item.read_bytes())
                 files.append(path)
         for path in files:
-            done = library.import_file(path)
+            done = demo_app.library.import_file(path)
             typer.echo(f"    {'kept' if done.unchanged else 'added'} {done.kind}: {path.name}")
 
 
-def _show(library: Library, character: Character) -> None:
+def _show(demo_app: App, character: Character) -> None:
     typer.echo(f"\n==> {character.name}")
     baseline = character.card.description.strip().splitlines()[0]
     typer.echo(f"    card: {baseline[:160]}")
-    for ref in library.chats(character):
-        chat = library.load_chat(ref).chat
+    for ref in demo_app.library.chats(character):
+        chat = demo_app.library.load_chat(ref).chat
         shown = [m for m in chat.messages if not m.is_hidden]
         typer.echo(f"    chat {ref.id}: {len(shown)} messages")
         for message in shown[:3]:
@@ -69,11 +72,8 @@ def _show(library: Library, character: Character) -> None:
         typer.echo("      ...")
 
 
-def _extract(ws: Workspace, character: Character) -> None:
-    settings = provider_service(ws).model_settings()
-    model = settings.model or (DEFAULT_LOCAL_LLM.name if settings.provider == EMBEDDED else "")
-    typer.echo(f"\n==> extracting memories with {settings.provider} ({model})")
-    service = extraction_service(ws)
+def _extract(demo_app: App, character: Character) -> None:
+    typer.echo(f"\n==> extracting memories with {demo_app.providers.describe_model()}")
     started = time.monotonic()
 
     def progress(report: ExtractionReport, done: int, total: int) -> None:
@@ -88,23 +88,57 @@ def _extract(ws: Workspace, character: Character) -> None:
             f"({elapsed:.0f} s)"
         )
 
-    report = asyncio.run(service.extract(character.name, progress=progress))
-    path = ws.root / report.memory_file
-    typer.echo(f"\n==> memory file {report.memory_file}\n")
-    typer.echo(path.read_text(encoding="utf-8").rstrip() if path.is_file() else "(empty)")
+    report = asyncio.run(demo_app.extraction.extract(character.name, progress=progress))
+    listing = demo_app.memories.list(character.name)
+    typer.echo(f"\n==> memory file {report.memory_file}: {listing.count} memories\n")
+    for block in listing.blocks:
+        typer.echo(f"    [{block.chat}  {block.date}]")
+        for memory in block.memories:
+            typer.echo(f"    - {memory.text}")
 
 
-async def _ask(ws: Workspace, character: Character) -> None:
-    service = retrieval_service(ws)
-    source = memory_source(ws, service, character.name)
-    report = await service.sync_file(source.collection, source.file, source.require_file().file)
+async def _ask(demo_app: App, character: Character) -> None:
+    asked = [question for question, _ in QUESTIONS]
+    searched = await demo_app.memory_search.search(character.name, asked, TOP_K)
     typer.echo(
-        f"\n==> asking the memories ({report.added + report.kept} indexed with {report.model})"
+        f"\n==> asking the memories ({searched.synced.added + searched.synced.kept} indexed "
+        f"with {searched.synced.model}); cosine similarity to the question, 1.00 = same meaning"
     )
-    for question in QUESTIONS:
+    for (question, must_hold), results in zip(QUESTIONS, searched.answers, strict=True):
         typer.echo(f"    {question}")
-        results = await service.search(source.collection, question, TOP_K)
         for result in results:
-            typer.echo(f"      {result.score:.2f}  {result.text}")
+            typer.echo(f"      {result.cosine:.2f}  {result.text}")
         if not results:
             typer.echo("      no memory matches")
+        elif not all(word.lower() in results[0].text.lower() for word in must_hold):
+            answered = any(
+                all(word.lower() in r.text.lower() for word in must_hold) for r in results
+            )
+            typer.echo(
+                "      (the answer is "
+                + ("not ranked first" if answered else "not among the memories extracted")
+                + ")"
+            )
+    injected = await demo_app.memory_search.inject(character.name)
+    typer.echo(
+        "\n==> what the character is given with its next reply (the chat's last two "
+        f"messages as the query; {injected.retrieval.injection.tokens} tokens, "
+        f"{injected.retrieval.injection.position}, depth {injected.retrieval.injection.depth})"
+    )
+    text = injected.retrieval.injection.text or "(nothing passed the score threshold)"
+    for line in text.splitlines():
+        typer.echo(f"    {line}")
+
+
+def _closing_note(demo_app: App) -> None:
+    settings = demo_app.providers.model_settings(require_model=False)
+    if settings.provider != EMBEDDED:
+        return
+    typer.echo(
+        "\n==> these memories come from the embedded local model: small and offline, it misses\n"
+        "    facts and sometimes garbles one. A hosted model extracts far better, for example:\n"
+        "      charmemory settings set model.provider openrouter\n"
+        "      charmemory settings set model.model deepseek/deepseek-chat-v3.1\n"
+        "      charmemory secrets set openrouter\n"
+        "    (`charmemory providers` lists every provider)"
+    )

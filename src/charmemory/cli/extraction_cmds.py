@@ -17,12 +17,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from charmemory.adapters.activity_log import ActivityLog
 from charmemory.cli.application import app, state
-from charmemory.composition import extraction_service
 from charmemory.errors import ConfigError
 from charmemory.services.extraction import ExtractionReport, ExtractionService
-from charmemory.services.extraction_admin import ExtractionAdmin
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -33,8 +30,7 @@ ModelOption = Annotated[str | None, typer.Option("--model", "-m", help="Model id
 
 
 def _service(provider: str | None = None, model: str | None = None) -> ExtractionService:
-    overrides = {k: v for k, v in {"provider": provider, "model": model}.items() if v}
-    return extraction_service(state.workspace(), overrides)
+    return state.app({"provider": provider, "model": model}).extraction
 
 
 def _parse_range(text: str) -> tuple[int, int]:
@@ -117,8 +113,7 @@ def batch(
     if not chat and not all_chats:
         raise ConfigError("name chats with --chat (repeatable) or pass --all")
     service = _service(provider, model)
-    admin = ExtractionAdmin(state.workspace(), service)
-    plan = admin.batch_plan(character, None if all_chats else chat)
+    plan = state.app().extraction_admin.batch_plan(character, None if all_chats else chat)
     for chat_id, messages, calls in plan.chats:
         typer.echo(f"  {chat_id}: {messages} messages, {calls} calls")
     typer.echo(f"batch: {plan.messages} messages in {plan.calls} LLM calls")
@@ -170,7 +165,7 @@ async def _run_batch(
 @app.command()
 def status(character: CharacterArg, chat: ChatOption = None) -> None:
     """What a user watches: memory counts, progress to the next extraction, changed messages."""
-    shown = ExtractionAdmin(state.workspace(), _service()).status(character, chat)
+    shown = state.app().extraction_admin.status(character, chat)
     typer.echo(f"{shown.character}: {shown.memory_file}")
     typer.echo(f"  {shown.bullets} memories in {shown.blocks} blocks")
     for row in shown.chats:
@@ -185,17 +180,22 @@ def status(character: CharacterArg, chat: ChatOption = None) -> None:
 
 @app.command()
 def pin(
-    character: CharacterArg, text: Annotated[str, typer.Argument(help="One memory per line.")]
+    character: CharacterArg,
+    text: Annotated[str, typer.Argument(help="One memory per line.")],
+    chat: ChatOption = None,
 ) -> None:
     """Save text as memories directly (no LLM): each line becomes a bullet."""
-    saved = ExtractionAdmin(state.workspace(), _service()).pin(character, text)
-    typer.echo(f"pinned {len(saved)} memor{'y' if len(saved) == 1 else 'ies'}")
+    pinned = asyncio.run(state.app().extraction_admin.pin(character, text, chat=chat))
+    count = len(pinned.memories)
+    typer.echo(f"pinned {count} memor{'y' if count == 1 else 'ies'} in {pinned.file}")
+    for warning in pinned.warnings:
+        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
 
 
 @app.command()
 def reset(character: CharacterArg) -> None:
     """Forget extraction progress for the character's chats (memories are kept)."""
-    ExtractionAdmin(state.workspace(), _service()).reset(character)
+    state.app().extraction_admin.reset(character)
     typer.echo("extraction state reset; the next extraction reads every chat from the start")
 
 
@@ -205,7 +205,7 @@ def clear(
     yes: Annotated[bool, typer.Option("--yes", help="Confirm deleting every memory.")] = False,
 ) -> None:
     """Delete the character's memory files and reset extraction (`undo` brings them back)."""
-    removed = ExtractionAdmin(state.workspace(), _service()).clear(character, confirmed=yes)
+    removed = asyncio.run(state.app().extraction_admin.clear(character, confirmed=yes))
     typer.echo(f"removed {', '.join(removed) if removed else 'nothing (no memory file)'}")
 
 
@@ -219,7 +219,7 @@ def log(
     limit: Annotated[int, typer.Option(help="How many recent entries.")] = 50,
 ) -> None:
     """The activity log: every step charmemory took."""
-    activity = ActivityLog(state.workspace().db)
+    activity = state.app().activity
     last = 0
     while True:
         for entry in activity.entries(character=character, after_id=last, limit=limit):

@@ -9,7 +9,6 @@ import typer
 
 from charmemory.cli.application import app, state
 from charmemory.cli.workspace_cmds import memories_app
-from charmemory.composition import consolidation_service, memory_history, memory_manager
 from charmemory.core.consolidation_diff import ConsolidationPreview
 from charmemory.core.consolidation_plan import parse_block_indices
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
@@ -48,9 +47,7 @@ def memories_edit(
     chat: ChatOption = None,
 ) -> None:
     """Rewrite one memory (it gets a new id, printed)."""
-    changed = asyncio.run(
-        memory_manager(state.workspace()).edit(character, memory_id, text, chat=chat)
-    )
+    changed = asyncio.run(state.app().memories.edit(character, memory_id, text, chat=chat))
     _report(changed, "edited")
 
 
@@ -59,7 +56,7 @@ def memories_delete(
     character: CharacterArg, memory_id: MemoryIdArg, chat: ChatOption = None
 ) -> None:
     """Delete one memory; a block left empty goes with it (`undo` brings it back)."""
-    changed = asyncio.run(memory_manager(state.workspace()).delete(character, memory_id, chat=chat))
+    changed = asyncio.run(state.app().memories.delete(character, memory_id, chat=chat))
     _report(changed, "deleted")
 
 
@@ -75,7 +72,7 @@ def memories_add(
 ) -> None:
     """Add a block of memories written by hand."""
     lines = [line.strip().removeprefix("- ").strip() for line in text.splitlines()]
-    manager = memory_manager(state.workspace())
+    manager = state.app().memories
     changed = asyncio.run(
         manager.add(character, lines, block_chat=block_chat, date=date, chat=chat)
     )
@@ -116,7 +113,7 @@ def consolidate(
     if preview and apply is not None:
         raise ConfigError("--preview and --apply go in separate runs: preview first, then apply")
     overrides = {k: v for k, v in {"provider": provider, "model": model}.items() if v}
-    service = consolidation_service(state.workspace(), overrides)
+    service = state.app(overrides).consolidation
     if apply is not None:
         applied = asyncio.run(service.apply(apply, character_name=character))
         shown = applied.preview
@@ -173,7 +170,7 @@ def _quoted(name: str) -> str:
 @app.command()
 def history(character: CharacterArg, chat: ChatOption = None) -> None:
     """Every version of the character's memory file, oldest first."""
-    shown = memory_history(state.workspace()).history(character, chat=chat)
+    shown = state.app().history.history(character, chat=chat)
     typer.echo(shown.file)
     if not shown.versions:
         typer.echo("  no versions yet")
@@ -191,7 +188,7 @@ def diff(
     chat: ChatOption = None,
 ) -> None:
     """The changes between two versions of the memory file, as a unified diff."""
-    text = memory_history(state.workspace()).diff(character, old, new, chat=chat)
+    text = state.app().history.diff(character, old, new, chat=chat)
     typer.echo(text.rstrip("\n") if text else "no differences")
 
 
@@ -202,7 +199,7 @@ def undo(
     chat: ChatOption = None,
 ) -> None:
     """Restore the previous version of the memory file (undo again to go further back)."""
-    undone = asyncio.run(memory_history(state.workspace()).undo(character, to=to, chat=chat))
+    undone = asyncio.run(state.app().history.undo(character, to=to, chat=chat))
     typer.echo(
         f"{undone.file}: restored v{undone.restored.number} ({undone.restored.cause}) "
         f"as v{undone.recorded.number}"

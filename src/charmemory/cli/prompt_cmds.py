@@ -1,4 +1,4 @@
-"""`charmemory prompt`: show, replace or restore the extraction prompt."""
+"""`charmemory prompt`: show, replace or restore the extraction and consolidation prompts."""
 
 from __future__ import annotations
 
@@ -7,42 +7,64 @@ from typing import Annotated
 
 import typer
 
-from charmemory.adapters.settings_store import SettingsStore
 from charmemory.cli.application import app, state
-from charmemory.core.extraction_prompt import DEFAULT_EXTRACTION_PROMPT, check_template
+from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
 from charmemory.errors import NotFoundError
-from charmemory.services.extraction import PROMPT_SETTING
+from charmemory.services.prompts import KINDS, PromptKind
 
-prompt_app = typer.Typer(help="The extraction prompt (editable, with restore default).")
+prompt_app = typer.Typer(
+    help="The extraction and consolidation prompts (editable, with restore default).",
+    no_args_is_help=True,
+)
 app.add_typer(prompt_app, name="prompt")
+
+KindArg = Annotated[
+    str, typer.Argument(help=f"Which prompt: {', '.join(KINDS)}.", show_default=True)
+]
+StrategyOption = Annotated[
+    str,
+    typer.Option(help=f"The consolidation strategy: {', '.join(STRATEGIES)}."),
+]
+
+
+def _kind(text: str) -> PromptKind:
+    for kind in KINDS:
+        if text == kind:
+            return kind
+    raise NotFoundError(f"unknown prompt {text!r}; prompts: {', '.join(KINDS)}")
 
 
 @prompt_app.command("show")
 def show(
+    kind: KindArg = "extraction",
+    strategy: StrategyOption = CONSERVATIVE,
     default: Annotated[bool, typer.Option("--default", help="Show the built-in prompt.")] = False,
 ) -> None:
-    """Print the extraction prompt in force (or the built-in default)."""
-    custom = None if default else SettingsStore(state.workspace().db).get(PROMPT_SETTING)
-    typer.echo(custom or DEFAULT_EXTRACTION_PROMPT, nl=False)
+    """Print the prompt in force (or the built-in default)."""
+    prompts = state.app().prompts
+    chosen = _kind(kind)
+    text = prompts.default(chosen, strategy) if default else prompts.text(chosen, strategy)
+    typer.echo(text, nl=False)
 
 
 @prompt_app.command("set")
 def set_prompt(
+    kind: KindArg,
     file: Annotated[Path, typer.Argument(help="A text file holding the new prompt.")],
+    strategy: StrategyOption = CONSERVATIVE,
 ) -> None:
-    """Use the prompt in FILE for extraction (placeholders: {{char}}, {{recentMessages}} ...)."""
+    """Use the prompt in FILE (extraction placeholders: {{char}}, {{recentMessages}} ...)."""
     if not file.is_file():
         raise NotFoundError(f"no such file: {file}")
-    template = file.read_text(encoding="utf-8")
-    warnings = check_template(template)  # raises when the prompt cannot work at all
-    SettingsStore(state.workspace().db).set(PROMPT_SETTING, template)
+    chosen = _kind(kind)
+    warnings = state.app().prompts.replace(chosen, file.read_text(encoding="utf-8"), strategy)
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
-    typer.echo("extraction prompt saved; `charmemory prompt reset` restores the default")
+    typer.echo(f"{kind} prompt saved; `charmemory prompt reset {kind}` restores the default")
 
 
 @prompt_app.command("reset")
-def reset() -> None:
-    """Restore the built-in extraction prompt."""
-    SettingsStore(state.workspace().db).delete(PROMPT_SETTING)
-    typer.echo("extraction prompt restored to the default")
+def reset(kind: KindArg = "extraction", strategy: StrategyOption = CONSERVATIVE) -> None:
+    """Restore the built-in prompt."""
+    state.app().prompts.reset(_kind(kind), strategy)
+    typer.echo(f"{kind} prompt restored to the default")

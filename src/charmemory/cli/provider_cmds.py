@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
-from charmemory.composition import provider_service
-from charmemory.core.model_settings import SETTINGS, setting_named
 from charmemory.core.providers import EMBEDDED, NANOGPT_FILTERS, PRESETS, preset_named
 from charmemory.errors import ConfigError
 from charmemory.ports import ModelInfo
@@ -47,7 +44,7 @@ BaseUrlOption = Annotated[
 @app.command()
 def providers() -> None:
     """List the provider presets, their base URLs and whether an API key is set."""
-    rows = provider_service(state.workspace()).presets()
+    rows = state.app().providers.presets()
     width = max(len(row.name) for row in rows)
     for row in rows:
         mark = "*" if row.current else " "
@@ -73,7 +70,7 @@ def models(
 ) -> None:
     """List the models a provider offers, sorted (NanoGPT's grouped by upstream provider)."""
     listing = asyncio.run(
-        provider_service(state.workspace()).list_models(
+        state.app().providers.list_models(
             {"provider": provider, "base_url": base_url}, filters=nanogpt_filter or ()
         )
     )
@@ -107,9 +104,7 @@ def test_model(
     instruction; 2: the request failed (the reason is printed).
     """
     overrides = {"provider": provider, "model": model, "base_url": base_url}
-    result = asyncio.run(
-        provider_service(state.workspace()).test_model({**overrides, "max_tokens": max_tokens})
-    )
+    result = asyncio.run(state.app().providers.test_model({**overrides, "max_tokens": max_tokens}))
     typer.echo(_describe(result), err=result.status == "error")
     if result.status != "ok":
         raise typer.Exit(EXIT_WARNING if result.status == "warning" else EXIT_ERROR)
@@ -131,64 +126,6 @@ def _describe(result: ModelTest) -> str:
     return f"warning: {where} {result.message}; it replied {result.reply[:120]!r} ({details})"
 
 
-config_app = typer.Typer(
-    help="Read and change the LLM settings (flags and CHARMEMORY_* variables override them).",
-    no_args_is_help=True,
-)
-app.add_typer(config_app, name="config")
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "(not set)"
-    text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value)
-    return text if len(text) <= 80 else text[:79] + "…"
-
-
-@config_app.command("get")
-def config_get(
-    key: Annotated[
-        str | None, typer.Argument(help=f"One of: {', '.join(SETTINGS)}.", show_default=False)
-    ] = None,
-    provider: ProviderOption = None,
-) -> None:
-    """Show the settings in force and where each comes from (or one setting's value)."""
-    values = provider_service(state.workspace()).settings_in_force(
-        {"provider": provider} if provider else None
-    )
-    if key is not None:
-        name = setting_named(key).name
-        value = values[name].value
-        if value is None:
-            raise ConfigError(f"{name} is not set")
-        typer.echo(json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value)
-        return
-    width = max(len(name) for name in values)
-    for name, resolved in values.items():
-        typer.echo(f"{name:<{width}}  {_shown(resolved.value):<40}  {resolved.describe()}")
-
-
-@config_app.command("set")
-def config_set(
-    key: Annotated[str, typer.Argument(help=f"One of: {', '.join(SETTINGS)}.")],
-    value: Annotated[str, typer.Argument(help="The value (extra_params: a JSON object).")],
-    provider: ProviderOption = None,
-) -> None:
-    """Store a setting in the workspace (per provider for model, base_url, extra_params...)."""
-    stored = provider_service(state.workspace()).set_setting(key, value, provider=provider)
-    typer.echo(f"set {stored}")
-
-
-@config_app.command("unset")
-def config_unset(
-    key: Annotated[str, typer.Argument(help=f"One of: {', '.join(SETTINGS)}.")],
-    provider: ProviderOption = None,
-) -> None:
-    """Remove a stored setting, so the default (or an override) applies again."""
-    removed = provider_service(state.workspace()).unset_setting(key, provider=provider)
-    typer.echo(f"unset {removed}")
-
-
 secrets_app = typer.Typer(
     help="API keys, kept in a private file in the workspace (never in the settings).",
     no_args_is_help=True,
@@ -201,7 +138,7 @@ SecretProvider = Annotated[str, typer.Argument(help=f"One of: {', '.join(PRESETS
 @secrets_app.command("set")
 def secrets_set(provider: SecretProvider) -> None:
     """Store a provider's API key, read from standard input or a hidden prompt."""
-    service = provider_service(state.workspace())
+    service = state.app().providers
     name = preset_named(provider).name  # a typo is caught before the key is typed
     if sys.stdin.isatty():
         key = typer.prompt(f"API key for {name}", hide_input=True)
@@ -214,7 +151,7 @@ def secrets_set(provider: SecretProvider) -> None:
 @secrets_app.command("unset")
 def secrets_unset(provider: SecretProvider) -> None:
     """Forget a provider's API key."""
-    if not provider_service(state.workspace()).remove_key(provider):
+    if not state.app().providers.remove_key(provider):
         raise ConfigError(f"no stored API key for {provider}")
     typer.echo(f"removed the API key for {provider}")
 
@@ -222,6 +159,6 @@ def secrets_unset(provider: SecretProvider) -> None:
 @secrets_app.command("list")
 def secrets_list() -> None:
     """Name the providers that have a key (the keys themselves are never shown)."""
-    for row in provider_service(state.workspace()).presets():
+    for row in state.app().providers.presets():
         if row.key in ("secrets file", "env"):
             typer.echo(f"{row.name}  ({KEY_STATUS[row.key]})")

@@ -1,4 +1,4 @@
-"""Retrieval from the command line: index, search, revectorize, inject, diagnose, settings."""
+"""Retrieval from the command line: index, search, revectorize, inject, diagnose."""
 
 from __future__ import annotations
 
@@ -9,22 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from charmemory.adapters.library import Library
-from charmemory.adapters.settings_store import WORKSPACE, SettingsStore, character_scope
 from charmemory.cli.application import app, state
-from charmemory.cli.retrieval_wiring import MemorySource, memory_source
-from charmemory.composition import retrieval_service, stored_retrieval_settings
-from charmemory.core.retrieval import is_chunk_collection
-from charmemory.core.retrieval_settings import (
-    SPECS,
-    parse_setting_text,
-    setting_key,
-    setting_values,
-)
+from charmemory.core.retrieval import Collection
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.formats.memory_file import stray_tag_warning
 from charmemory.ports import RetrievalRecord, SyncReport
-from charmemory.services.retrieval import Result, Retrieval, RetrievalService
+from charmemory.services.memory_search import Diagnosis
+from charmemory.services.retrieval import Result
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -36,41 +27,25 @@ ChatOption = Annotated[
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-def _unit(collection: str, count: int) -> str:
-    if is_chunk_collection(collection):
+def _unit(collection: Collection, count: int) -> str:
+    if collection.chunks:
         return f"{count:,} chunk{'' if count == 1 else 's'}"
     return f"{count:,} memor{'y' if count == 1 else 'ies'}"
 
 
-def _summary(collection: str, report: SyncReport) -> str:
+def _summary(collection: Collection, report: SyncReport) -> str:
     return (
-        f"{collection}: {_unit(collection, report.added + report.kept)} indexed with "
+        f"{collection.name}: {_unit(collection, report.added + report.kept)} indexed with "
         f"{report.model} ({report.embedded:,} embedded, {report.removed:,} removed, "
         f"{report.kept:,} kept)"
     )
 
 
-async def _synced(
-    character: str, chat: str | None, *, latest_chat: bool = False
-) -> tuple[RetrievalService, MemorySource, SyncReport]:
-    """The service and the memory source, its collection brought up to date with the file."""
-    ws = state.workspace()
-    service = retrieval_service(ws)
-    source = memory_source(ws, service, character, chat, latest_chat=latest_chat)
-    loaded = source.require_file()
-    report = await service.sync_file(source.collection, source.file, loaded.file)
-    return service, source, report
-
-
 @app.command()
 def index(character: CharacterArg, chat: ChatOption = None) -> None:
     """Bring the character's retrieval index up to date (only changed memories are embedded)."""
-
-    async def run() -> str:
-        _, source, report = await _synced(character, chat)
-        return _summary(source.collection, report)
-
-    typer.echo(asyncio.run(run()))
+    located, report = asyncio.run(state.app().memory_search.index(character, chat))
+    typer.echo(_summary(located.location.collection, report))
 
 
 @app.command()
@@ -82,16 +57,9 @@ def revectorize(
     ] = False,
 ) -> None:
     """Embed every memory again (after a model update, or to repair the index)."""
-
-    async def run() -> str:
-        ws = state.workspace()
-        service = retrieval_service(ws)
-        source = memory_source(ws, service, character, chat)
-        loaded = source.require_file()
-        report = await service.revectorize(source.collection, source.file, loaded.file, purge=purge)
-        return _summary(source.collection, report)
-
-    typer.echo(asyncio.run(run()))
+    search = state.app().memory_search
+    located, report = asyncio.run(search.revectorize(character, chat, purge=purge))
+    typer.echo(_summary(located.location.collection, report))
 
 
 def _as_json(result: Result) -> dict[str, object]:
@@ -113,7 +81,7 @@ def _as_json(result: Result) -> dict[str, object]:
     }
 
 
-def _note_indexing(collection: str, report: SyncReport) -> None:
+def _note_indexing(collection: Collection, report: SyncReport) -> None:
     if report.embedded or report.removed:
         typer.echo(_summary(collection, report), err=True)
 
@@ -148,13 +116,9 @@ def search(
         else [query or ""]
     )
 
-    async def answer() -> list[list[Result]]:
-        service, source, report = await _synced(character, chat)
-        _note_indexing(source.collection, report)
-        found = await service.retrieve_many(source.collection, asked, k or 10)
-        return [retrieval.results for retrieval in found]
-
-    answers = asyncio.run(answer())
+    searched = asyncio.run(state.app().memory_search.search(character, asked, k or 10, chat))
+    _note_indexing(searched.located.location.collection, searched.synced)
+    answers = searched.answers
     if queries is not None:
         for text, results in zip(asked, answers, strict=True):
             line = {"query": text, "results": [_as_json(r) for r in results]}
@@ -177,19 +141,13 @@ def inject(character: CharacterArg, chat: ChatOption = None, as_json: JsonFlag =
     The query is built from the chat's last visible messages, as a chat engine does.
     """
 
-    async def run() -> tuple[Retrieval, MemorySource]:
-        service, source, report = await _synced(character, chat, latest_chat=True)
-        _note_indexing(source.collection, report)
-        assert source.chat is not None
-        loaded = Library(state.workspace()).load_chat(source.chat)
-        messages = [m.active_text for m in loaded.chat.messages if not m.is_hidden]
-        return await service.retrieve_for_chat(source.collection, messages), source
-
-    retrieval, source = asyncio.run(run())
+    injected = asyncio.run(state.app().memory_search.inject(character, chat))
+    _note_indexing(injected.located.location.collection, injected.synced)
+    retrieval, chat_ref = injected.retrieval, injected.located.chat
     injection = retrieval.injection
     metadata = {
         "collection": retrieval.collection,
-        "chat": source.chat.id if source.chat else None,
+        "chat": chat_ref.id if chat_ref else None,
         "query": retrieval.query,
         "position": injection.position,
         "depth": injection.depth,
@@ -219,48 +177,38 @@ def inject(character: CharacterArg, chat: ChatOption = None, as_json: JsonFlag =
 @app.command()
 def diagnose(character: CharacterArg, chat: ChatOption = None) -> None:
     """Show the memory file, item counts, the index state and the last injection."""
-
-    async def run() -> list[str]:
-        ws = state.workspace()
-        service = retrieval_service(ws)
-        source = memory_source(ws, service, character, chat)
-        return await _diagnosis(service, source)
-
-    for line in asyncio.run(run()):
+    for line in _diagnosis(asyncio.run(state.app().memory_search.diagnose(character, chat))):
         typer.echo(line)
 
 
-async def _diagnosis(service: RetrievalService, source: MemorySource) -> list[str]:
-    collection = source.collection
-    settings = service.settings_for(collection)
+def _diagnosis(found: Diagnosis) -> list[str]:
+    located, memories = found.located, found.loaded
+    collection = located.location.collection
     lines = [
-        f"character: {source.character.name}" + (f", chat {source.chat.id}" if source.chat else "")
+        f"character: {located.character.name}"
+        + (f", chat {located.chat.id}" if located.chat else "")
     ]
-    memories = source.memories
     if not memories.exists:
-        lines.append(f"memory file: {source.file} (none yet)")
+        lines.append(f"memory file: {memories.file} (none yet)")
     else:
-        size = memories.path.stat().st_size
         lines.append(
-            f"memory file: {source.file} ({size:,} bytes, {memories.file.block_count} blocks, "
-            f"{memories.file.bullet_count} bullets)"
+            f"memory file: {memories.file} ({memories.size:,} bytes, "
+            f"{memories.memories.block_count} blocks, {memories.memories.bullet_count} bullets)"
         )
-        if warning := stray_tag_warning(memories.file):
+        if warning := stray_tag_warning(memories.memories):
             lines.append(f"  warning: {warning}")
-    lines.append(f"granularity: {settings.granularity}; collection {collection}")
-    stats = await service.stats(collection)
-    if stats is None:
-        lines.append(f"index: not built yet (charmemory index {source.character.name!r})")
+    lines.append(f"granularity: {found.settings.granularity}; collection {collection.name}")
+    if found.stats is None:
+        lines.append(f"index: not built yet (charmemory index {located.character.name!r})")
     else:
+        stats = found.stats
         lines.append(
             f"index: {_unit(collection, stats.items)}, {stats.model} "
             f"({stats.dimensions} dimensions), updated {stats.updated_at}"
         )
-        if memories.exists:
-            plan = await service.plan_sync_file(collection, source.file, memories.file)
-            lines.append("  " + _plan_text(plan))
-    record = await service.last_retrieval(collection)
-    lines.extend(_record_lines(record))
+        if found.plan is not None:
+            lines.append("  " + _plan_text(found.plan))
+    lines.extend(_record_lines(found.last))
     return lines
 
 
@@ -303,65 +251,3 @@ def _candidate_line(candidate: dict[str, Any]) -> str:
         f"  {mark} score {scored}  cosine {candidate['cosine']:.3f} "
         f"(#{candidate['vector_rank']})  bm25 {lexical}  {text[:80]}"
     )
-
-
-# ---- settings ----------------------------------------------------------------------
-
-settings_app = typer.Typer(
-    help="Read and change the retrieval settings (for the workspace or one character).",
-    no_args_is_help=True,
-)
-app.add_typer(settings_app, name="retrieval")
-CharacterOption = Annotated[
-    str | None, typer.Option("--character", "-c", help="Only for this character.")
-]
-
-
-def _character_name(character: str | None) -> str | None:
-    return Library(state.workspace()).character(character).name if character else None
-
-
-def _scope(name: str | None) -> str:
-    return character_scope(name) if name is not None else WORKSPACE
-
-
-@settings_app.command("show")
-def settings_show(character: CharacterOption = None) -> None:
-    """The settings in force, and where each value comes from."""
-    store = SettingsStore(state.workspace().db)
-    name = _character_name(character)
-    own = store.all(scope=_scope(name)) if name is not None else {}
-    workspace = store.all()
-    values = setting_values(stored_retrieval_settings(store)(name))
-    width = max(len(key) for key in SPECS)
-    for key, spec in SPECS.items():
-        stored = setting_key(key)
-        origin = "character" if stored in own else "workspace" if stored in workspace else "default"
-        value = json.dumps(values[key], ensure_ascii=False)
-        typer.echo(f"{key:<{width}}  {value:<32}  {origin:<9}  {spec.label}")
-
-
-@settings_app.command("set")
-def settings_set(
-    key: Annotated[str, typer.Argument(help=f"One of: {', '.join(SPECS)}.")],
-    value: Annotated[str, typer.Argument(help="The value (fusion: a JSON object).")],
-    character: CharacterOption = None,
-) -> None:
-    """Store a setting for the workspace, or for one character with --character."""
-    stored = setting_key(key)
-    checked = parse_setting_text(stored, value)
-    SettingsStore(state.workspace().db).set(
-        stored, checked, scope=_scope(_character_name(character))
-    )
-    typer.echo(f"set {stored} = {json.dumps(checked, ensure_ascii=False)}")
-
-
-@settings_app.command("unset")
-def settings_unset(
-    key: Annotated[str, typer.Argument(help=f"One of: {', '.join(SPECS)}.")],
-    character: CharacterOption = None,
-) -> None:
-    """Remove a stored setting, so the workspace value (or the default) applies again."""
-    stored = setting_key(key)
-    SettingsStore(state.workspace().db).delete(stored, scope=_scope(_character_name(character)))
-    typer.echo(f"unset {stored}")

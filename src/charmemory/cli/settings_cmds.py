@@ -1,85 +1,89 @@
-"""`charmemory settings`: extraction settings for the workspace or one character."""
+"""`charmemory settings`: the registry's settings, per workspace, character or provider."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from charmemory.adapters.library import Library
-from charmemory.adapters.settings_store import WORKSPACE, SettingsStore, character_scope
 from charmemory.cli.application import app, state
-from charmemory.core.extraction_settings import (
-    KEY_PREFIX,
-    SPECS,
-    merge_settings,
-    parse_setting_text,
-    validate_setting,
-)
+from charmemory.core.settings.registry import GROUPS
+from charmemory.core.settings.spec import shown
+from charmemory.services.settings import Stored
 
 settings_app = typer.Typer(
-    help="Extraction settings (workspace-wide, or per character with --character).",
+    help=(
+        "Settings by name (extraction.*, retrieval.*, model.*, consolidation.*), for the "
+        "workspace, one character (--character) or one LLM provider (--provider)."
+    ),
     no_args_is_help=True,
 )
 app.add_typer(settings_app, name="settings")
 
 CharacterOption = Annotated[
-    str | None, typer.Option("--character", "-c", help="Set or show one character's override.")
+    str | None, typer.Option("--character", "-c", help="One character's own value.")
 ]
-
-
-def _scope(character: str | None) -> str:
-    if character is None:
-        return WORKSPACE
-    return character_scope(Library(state.workspace()).character(character).name)
-
-
-def _key(name: str) -> str:
-    return name if name.startswith(KEY_PREFIX) else KEY_PREFIX + name
+ProviderOption = Annotated[
+    str | None,
+    typer.Option("--provider", "-p", help="One provider's value (model, base_url ...)."),
+]
+NameArg = Annotated[str, typer.Argument(help="A setting, e.g. extraction.interval.")]
 
 
 @settings_app.command("show")
-def show(character: CharacterOption = None) -> None:
-    """The settings in force, and where each value comes from."""
-    store = SettingsStore(state.workspace().db)
-    workspace = store.all()
-    own = store.all(scope=_scope(character)) if character else {}
-    in_force = asdict(merge_settings(workspace, own))
-    for name, spec in SPECS.items():
-        key = KEY_PREFIX + name
-        origin = "character" if key in own else "workspace" if key in workspace else "default"
-        typer.echo(f"{name:<26} {_shown(in_force[name]):<8} {origin:<9} {spec.label}")
+def show(
+    prefix: Annotated[
+        str | None, typer.Argument(help=f"Only one group: {', '.join(GROUPS)}.")
+    ] = None,
+    character: CharacterOption = None,
+    provider: ProviderOption = None,
+) -> None:
+    """The settings in force, where each value comes from, and the values each allows."""
+    rows = state.app().settings.show(prefix, character=character, provider=provider)
+    width = max(len(row.setting.name) for row in rows)
+    values = [_clipped(shown(row.value)) for row in rows]
+    value_width = min(max(len(value) for value in values), 32)
+    group = None
+    for row, value in zip(rows, values, strict=True):
+        if row.setting.group != group and prefix is None:
+            if group is not None:
+                typer.echo("")
+            group = row.setting.group
+        typer.echo(
+            f"{row.setting.name:<{width}}  {value:<{value_width}}  {row.origin:<20}  "
+            f"{row.setting.allowed:<24}  {row.setting.help}"
+        )
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return "-" if value is None else str(value)
+def _clipped(text: str) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= 48 else text[:47] + "…"
 
 
 @settings_app.command("set")
 def set_value(
-    name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SPECS)}.")],
-    value: Annotated[str, typer.Argument(help="A whole number, on/off, or a file name.")],
+    name: NameArg,
+    value: Annotated[
+        str, typer.Argument(help="The value: a number, on/off, a choice, text or JSON.")
+    ],
     character: CharacterOption = None,
+    provider: ProviderOption = None,
 ) -> None:
-    """Change one extraction setting (checked against its allowed range)."""
-    key = _key(name)
-    checked = validate_setting(
-        key, parse_setting_text(key, value), per_character=character is not None
-    )
-    SettingsStore(state.workspace().db).set(key, checked, scope=_scope(character))
-    typer.echo(f"{key} = {_shown(checked)}" + (f" for {character}" if character else ""))
+    """Change one setting (checked against its kind and allowed values first)."""
+    stored = state.app().settings.set(name, value, character=character, provider=provider)
+    _report(stored)
 
 
 @settings_app.command("unset")
 def unset(
-    name: Annotated[str, typer.Argument(help="The setting to go back to its inherited value.")],
-    character: CharacterOption = None,
+    name: NameArg, character: CharacterOption = None, provider: ProviderOption = None
 ) -> None:
     """Forget a value: a character's falls back to the workspace's, that one to the default."""
-    key = _key(name)
-    validate_setting(key, None, per_character=character is not None)
-    SettingsStore(state.workspace().db).delete(key, scope=_scope(character))
-    typer.echo(f"{key} unset" + (f" for {character}" if character else ""))
+    _report(state.app().settings.unset(name, character=character, provider=provider))
+
+
+def _report(stored: Stored) -> None:
+    if stored.value is None:
+        typer.echo(f"{stored.name} unset for {stored.scope}")
+    else:
+        typer.echo(f"{stored.name} = {shown(stored.value)} for {stored.scope}")

@@ -8,11 +8,7 @@ from typing import Annotated
 
 import typer
 
-from charmemory.adapters.library import Library
-from charmemory.adapters.memory_files import MemoryFiles
-from charmemory.adapters.workspace import Workspace
 from charmemory.cli.application import app, state
-from charmemory.formats.memory_file import list_bullets, stray_tag_warning
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
@@ -21,8 +17,7 @@ app.add_typer(memories_app, name="memories")
 @app.command()
 def init() -> None:
     """Create a workspace (or complete one); existing files are left alone."""
-    ws = Workspace.create(state.workspace_dir)
-    typer.echo(f"workspace ready at {ws.root}")
+    typer.echo(f"workspace ready at {state.created_app().root}")
 
 
 @app.command("import")
@@ -38,14 +33,16 @@ def import_files(
     ] = None,
 ) -> None:
     """Copy SillyTavern files into the workspace, each into its place."""
-    library = Library(state.workspace())
+    app_ = state.app()
     # Cards first, so chats that follow on the same command line find their character.
     ordered = sorted(files, key=lambda p: p.suffix.lower() != ".png" and not _is_card_json(p))
     for path in ordered:
-        done = library.import_file(path, character=character)
-        where = done.target.relative_to(state.workspace().root)
+        done = app_.library.import_file(path, character=character)
+        where = done.target.relative_to(app_.root)
         note = "already there" if done.unchanged else "imported"
-        typer.echo(f"{note}: {done.kind} {path.name} -> {where}")
+        typer.echo(
+            f"{note}: {done.kind} {path.name} -> {where}" + (f" ({done.note})" if done.note else "")
+        )
 
 
 def _is_card_json(path: Path) -> bool:
@@ -60,7 +57,7 @@ def _is_card_json(path: Path) -> bool:
 @app.command()
 def characters() -> None:
     """List the characters in the workspace."""
-    library = Library(state.workspace())
+    library = state.app().library
     found = library.characters()
     for character in found:
         chats = len(library.chats(character))
@@ -78,7 +75,7 @@ def chats(
     character: Annotated[str, typer.Argument(help="Character name or card file name.")],
 ) -> None:
     """List a character's chats, oldest first."""
-    library = Library(state.workspace())
+    library = state.app().library
     who = library.character(character)
     refs = library.chats(who)
     for ref in refs:
@@ -97,28 +94,21 @@ def memories_show(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show a character's memories, block by block."""
-    ws = state.workspace()
-    who = Library(ws).character(character)
-    files = MemoryFiles(ws)
-    loaded = files.load(files.path_for(who.name, chat_id=chat))
-    bullets = list_bullets(loaded.file)
+    listing = state.app().memories.list(character, chat=chat)
     if as_json:
         typer.echo(
             json.dumps(
                 {
-                    "file": files.relative(loaded.path),
-                    "exists": loaded.exists,
+                    "file": listing.file,
+                    "exists": listing.exists,
+                    "chat": listing.chat,
                     "blocks": [
                         {
                             "chat": block.chat,
                             "date": block.date,
-                            "memories": [
-                                {"id": ref.memory_id, "text": ref.text}
-                                for ref in bullets
-                                if ref.address.block == index
-                            ],
+                            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
                         }
-                        for index, block in enumerate(loaded.file.blocks)
+                        for block in listing.blocks
                     ],
                 },
                 ensure_ascii=False,
@@ -126,17 +116,16 @@ def memories_show(
             )
         )
         return
-    if not loaded.exists:
-        typer.echo(f"{who.name} has no memories yet ({files.relative(loaded.path)})")
+    if listing.chat_chosen:
+        typer.echo(f"chat: {listing.chat} (the latest; pass --chat for another)")
+    if not listing.exists:
+        typer.echo(f"{listing.character} has no memories yet ({listing.file})")
         return
-    typer.echo(
-        f"{files.relative(loaded.path)}: {loaded.file.bullet_count} memories in "
-        f"{loaded.file.block_count} blocks"
-    )
-    if warning := stray_tag_warning(loaded.file):
+    typer.echo(f"{listing.file}: {listing.count} memories in {len(listing.blocks)} blocks")
+    for warning in listing.warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
-    for index, block in enumerate(loaded.file.blocks):
-        typer.echo(f"\n[{block.chat or '?'}]  {block.date or ''}")
-        for ref in bullets:
-            if ref.address.block == index:
-                typer.echo(f"  {ref.memory_id}  - {ref.text}")
+    lines = []
+    for block in listing.blocks:
+        lines.append(f"\n[{block.chat or '?'}]  {block.date or ''}")
+        lines.extend(f"  {memory.id}  - {memory.text}" for memory in block.memories)
+    typer.echo("\n".join(lines))

@@ -27,7 +27,6 @@ BALANCED = "balanced"
 AGGRESSIVE = "aggressive"
 STRATEGIES = (CONSERVATIVE, BALANCED, AGGRESSIVE)
 
-CONTEXT_SETTING = "consolidation.context_tokens"
 DEFAULT_CONTEXT_TOKENS = 8000
 MIN_CONTEXT_TOKENS = 500
 ID_ATTRIBUTE = "id"
@@ -99,11 +98,6 @@ of all the blocks its memories come from, for example:
 - A consolidated memory.
 </memory>
 Every memory you keep must appear once, in one block."""
-
-
-def prompt_setting(strategy: str) -> str:
-    """The workspace setting that holds a strategy's edited instructions."""
-    return f"consolidation.prompt.{check_strategy(strategy)}"
 
 
 def check_strategy(strategy: str) -> str:

@@ -2,8 +2,8 @@
 
 A memory file is `<name>-memories.md`, where every character outside
 `[A-Za-z0-9_-]` becomes `_`; per-chat mode adds `-chat<sanitised chat id>`.
-A per-character override may name the file directly. Nothing derived here can
-leave the directory it is meant for.
+A per-character override may name the file directly (per-chat mode adds the
+chat to it). Nothing derived here can leave the directory it is meant for.
 """
 
 from __future__ import annotations
@@ -25,9 +25,17 @@ def sanitize(name: str) -> str:
 def memory_file_name(
     character: str, *, chat_id: str | None = None, override: str | None = None
 ) -> str:
-    """The memory file for a character (or one of its chats in per-chat mode)."""
+    """The memory file for a character (or one of its chats in per-chat mode).
+
+    An override names the character's file; in per-chat mode each chat's file
+    adds its chat to the override's name, so chats still keep apart.
+    """
     if override:
-        return checked_file_name(override, default_suffix=".md")
+        name = checked_file_name(override, default_suffix=".md")
+        if chat_id is None:
+            return name
+        stem, dot, suffix = name.rpartition(".")
+        return f"{stem or suffix}-chat{sanitize(chat_id)}{dot + suffix if stem else ''}"
     if not character.strip():
         raise UnsafePathError("a character needs a name before it can have a memory file")
     stem = sanitize(character)

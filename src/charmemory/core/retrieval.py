@@ -10,7 +10,8 @@ SillyTavern-style chunks (`chunk_items_from_memory_file`).
 Collections are named after what they serve: ``char:<name>`` for a character,
 ``char:<name>/chat:<chat id>`` for one chat's memories in per-chat mode, and
 ``/chunks`` appended for chunk items, so the bullet collection that extraction
-and the edit follower keep up to date is never overwritten with chunks.
+keeps up to date is never overwritten with chunks. A `Collection` carries what
+the name says, so nothing ever parses a name back.
 """
 
 from __future__ import annotations
@@ -33,21 +34,19 @@ _CHAT = "/chat:"
 _CHUNKS = "/chunks"
 
 
+@dataclass(frozen=True)
+class Collection:
+    """A named collection of the index, with what it holds: whose memories, and in what form."""
+
+    name: str
+    character: str | None = None  # None: a collection of something other than memories
+    chunks: bool = False
+
+
 def collection_name(character: str, chat_id: str | None = None, *, chunks: bool = False) -> str:
-    """The collection holding a character's memories (one chat's, in per-chat mode)."""
+    """The name of the collection holding a character's memories (one chat's, per chat)."""
     name = _CHARACTER + character + (_CHAT + chat_id if chat_id is not None else "")
     return name + _CHUNKS if chunks else name
-
-
-def character_of(collection: str) -> str | None:
-    """The character a collection belongs to; None for a collection of something else."""
-    if not collection.startswith(_CHARACTER):
-        return None
-    return collection[len(_CHARACTER) :].removesuffix(_CHUNKS).split(_CHAT, 1)[0]
-
-
-def is_chunk_collection(collection: str) -> bool:
-    return collection.startswith(_CHARACTER) and collection.endswith(_CHUNKS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,7 @@
-"""The settings of retrieval and injection: defaults, allowed values and where values come from.
+"""The settings of retrieval and injection: declared once (`SETTINGS`), read as one value.
 
-Values are stored as JSON under keys `retrieval.<name>`, once for the workspace
-and optionally per character; a character's value wins over the workspace's,
-and `None` means "not set here". Keys of other settings may sit in the same
-mapping and are left alone, while an unknown `retrieval.*` key is a typo and
-is refused.
+Values live in the settings registry under `retrieval.<name>`, for the workspace
+and per character (a character's value wins).
 
 Two granularities: per bullet (the default; each bullet carries its block's
 topic, and optionally its date and chat, as context) and SillyTavern-style
@@ -15,21 +12,22 @@ and no token budget.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from charmemory.core.chunking import ChunkSettings
 from charmemory.core.fusion import DEFAULT_FUSION, Fusion, fusion_from_dict, fusion_to_dict
 from charmemory.core.injection import InjectionSettings
+from charmemory.core.providers import normalise_base_url
 from charmemory.core.retrieval import EmbeddingContext
-from charmemory.core.setting_text import parse_switch, setting_name
-from charmemory.errors import ConfigError
+from charmemory.core.settings.spec import Kind, ScopeKind, Setting, checked
 
-KEY_PREFIX = "retrieval."
+GROUP = "retrieval"
 Granularity = Literal["bullet", "chunk"]
-Kind = Literal["int", "number", "bool", "choice", "template", "fusion"]
+# Where query and memory embeddings come from; an index holds one model's vectors.
+EMBEDDERS = ("local", "openai", "ollama")
+_WORKSPACE: frozenset[ScopeKind] = frozenset({"workspace"})
 
 
 @dataclass(frozen=True)
@@ -75,188 +73,171 @@ class RetrievalSettings:
         return data
 
 
-@dataclass(frozen=True)
-class SettingSpec:
-    """How one setting is shown and checked; `low`/`high` bound numbers."""
-
-    label: str
-    kind: Kind
-    read: Callable[[RetrievalSettings], Any]
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
+def _template(value: str) -> str:
+    if "{{text}}" not in value:
+        raise ValueError("must be text holding {{text}}")
+    return value
 
 
-SPECS: dict[str, SettingSpec] = {
-    "granularity": SettingSpec(
-        "Retrieve bullets, or SillyTavern-style chunks of the file",
+def _fusion(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError('must be an object such as {"kind": "rrf", "k": 60}')
+    try:
+        return fusion_to_dict(fusion_from_dict(value))
+    except (TypeError, ValueError) as error:
+        raise ValueError(str(error)) from None
+
+
+def _setting(name: str, kind: Kind, default: Any, help: str, **rules: Any) -> Setting:
+    return Setting(f"{GROUP}.{name}", kind, default, help, **rules)
+
+
+_DEFAULT = RetrievalSettings()
+SETTINGS: tuple[Setting, ...] = (
+    _setting(
+        "granularity",
         "choice",
-        lambda s: s.granularity,
+        _DEFAULT.granularity,
+        "Retrieve bullets, or SillyTavern-style chunks of the file",
         choices=("bullet", "chunk"),
     ),
-    "top_k": SettingSpec("Memories to retrieve", "int", lambda s: s.top_k, 1, 50),
-    "candidates": SettingSpec(
-        "Candidates per signal before fusion", "int", lambda s: s.candidates, 5, 500
-    ),
-    "fusion": SettingSpec(
-        "Fusion of BM25 and cosine", "fusion", lambda s: fusion_to_dict(s.fusion)
-    ),
-    "min_cosine": SettingSpec(
-        "Score threshold (cosine similarity)", "number", lambda s: s.min_cosine, 0, 1
-    ),
-    "query_messages": SettingSpec(
-        "Chat messages in the query", "int", lambda s: s.query_messages, 1, 20
-    ),
-    "dedupe": SettingSpec("Return the same memory once", "bool", lambda s: s.dedupe),
-    "embed_topic": SettingSpec(
-        "Embed each bullet with its block's topic", "bool", lambda s: s.context.topic
-    ),
-    "embed_date": SettingSpec(
-        "Embed each bullet with its block's date", "bool", lambda s: s.context.date
-    ),
-    "embed_chat": SettingSpec(
-        "Embed each bullet with its block's chat", "bool", lambda s: s.context.chat
-    ),
-    "template": SettingSpec("Injection template", "template", lambda s: s.injection.template),
-    "item_template": SettingSpec(
-        "Template of one memory (bullets)", "template", lambda s: s.injection.item_template
-    ),
-    "token_budget": SettingSpec(
-        "Injection budget in tokens (bullets; chunks have none)",
+    _setting("top_k", "int", _DEFAULT.top_k, "Memories to retrieve", low=1, high=50),
+    _setting(
+        "candidates",
         "int",
-        lambda s: s.injection.token_budget,
-        50,
-        32000,
+        _DEFAULT.candidates,
+        "Candidates per signal before fusion",
+        low=5,
+        high=500,
     ),
-    "order": SettingSpec(
-        "Order of injected memories (bullets)",
+    _setting(
+        "fusion",
+        "json",
+        fusion_to_dict(_DEFAULT.fusion),
+        "Fusion of BM25 and cosine",
+        check=_fusion,
+    ),
+    _setting(
+        "min_cosine",
+        "number",
+        _DEFAULT.min_cosine,
+        "Score threshold (cosine similarity)",
+        low=0,
+        high=1,
+    ),
+    _setting(
+        "query_messages",
+        "int",
+        _DEFAULT.query_messages,
+        "Chat messages in the query",
+        low=1,
+        high=20,
+    ),
+    _setting("dedupe", "bool", _DEFAULT.dedupe, "Return the same memory once"),
+    _setting("embed_topic", "bool", True, "Embed each bullet with its block's topic"),
+    _setting("embed_date", "bool", False, "Embed each bullet with its block's date"),
+    _setting("embed_chat", "bool", False, "Embed each bullet with its block's chat"),
+    _setting(
+        "template", "text", _DEFAULT.injection.template, "Injection template", check=_template
+    ),
+    _setting(
+        "item_template",
+        "text",
+        _DEFAULT.injection.item_template,
+        "Template of one memory (bullets)",
+        check=_template,
+    ),
+    _setting(
+        "token_budget",
+        "int",
+        _DEFAULT.injection.token_budget,
+        "Injection budget in tokens (bullets; chunks have none)",
+        low=50,
+        high=32000,
+    ),
+    _setting(
+        "order",
         "choice",
-        lambda s: s.injection.order,
+        _DEFAULT.injection.order,
+        "Order of injected memories (bullets)",
         choices=("document", "relevance"),
     ),
-    "position": SettingSpec(
-        "Injection position",
+    _setting(
+        "position",
         "choice",
-        lambda s: s.injection.position,
+        _DEFAULT.injection.position,
+        "Injection position",
         choices=("in_prompt", "in_chat", "before_prompt"),
     ),
-    "depth": SettingSpec("Injection depth", "int", lambda s: s.injection.depth, 0, 10000),
-    "role": SettingSpec(
-        "Injection role",
+    _setting("depth", "int", _DEFAULT.injection.depth, "Injection depth", low=0, high=10000),
+    _setting(
+        "role",
         "choice",
-        lambda s: s.injection.role,
+        _DEFAULT.injection.role,
+        "Injection role",
         choices=("system", "user", "assistant"),
     ),
-    "chunk_threshold_kb": SettingSpec(
-        "Cut files larger than (KB)", "number", lambda s: s.chunks.size_threshold_kb, 0, 100000
+    _setting(
+        "chunk_threshold_kb",
+        "number",
+        _DEFAULT.chunks.size_threshold_kb,
+        "Cut files larger than (KB)",
+        low=0,
+        high=100000,
     ),
-    "chunk_size": SettingSpec(
-        "Chunk size (characters)", "int", lambda s: s.chunks.chunk_size, 100, 100000
+    _setting(
+        "chunk_size",
+        "int",
+        _DEFAULT.chunks.chunk_size,
+        "Chunk size (characters)",
+        low=100,
+        high=100000,
     ),
-    "chunk_overlap_percent": SettingSpec(
-        "Chunk overlap (%)", "number", lambda s: s.chunks.overlap_percent, 0, 50
+    _setting(
+        "chunk_overlap_percent",
+        "number",
+        _DEFAULT.chunks.overlap_percent,
+        "Chunk overlap (%)",
+        low=0,
+        high=50,
     ),
-    "chunk_count": SettingSpec("Chunks to retrieve", "int", lambda s: s.chunk_count, 1, 50),
-}
+    _setting("chunk_count", "int", _DEFAULT.chunk_count, "Chunks to retrieve", low=1, high=50),
+    _setting(
+        "embedder",
+        "choice",
+        "local",
+        "Embedding model: the local one, or an OpenAI-compatible or Ollama server",
+        choices=EMBEDDERS,
+        scopes=_WORKSPACE,
+    ),
+    _setting(
+        "embedder_url",
+        "text",
+        None,
+        "Base URL of the embedding server (default: OpenAI's, or Ollama on this machine)",
+        check=lambda url: normalise_base_url(url.strip()),
+        blank_is_unset=True,
+        scopes=_WORKSPACE,
+    ),
+    _setting(
+        "embedder_model",
+        "text",
+        None,
+        "Model the embedding server runs (e.g. text-embedding-3-small, nomic-embed-text)",
+        check=str.strip,
+        blank_is_unset=True,
+        scopes=_WORKSPACE,
+    ),
+)
 
 
-def setting_key(name: str) -> str:
-    """The storage key of a setting named with or without its prefix, e.g. `retrieval.top_k`."""
-    key = KEY_PREFIX + name.removeprefix(KEY_PREFIX)
-    _name_of(key)
-    return key
-
-
-def setting_values(settings: RetrievalSettings) -> dict[str, Any]:
-    """Every setting by name, as stored (the inverse of `merge_settings`)."""
-    return {name: spec.read(settings) for name, spec in SPECS.items()}
-
-
-def merge_settings(
-    workspace: Mapping[str, Any], character: Mapping[str, Any] | None = None
-) -> RetrievalSettings:
-    """The settings in force for a character: defaults < workspace < character."""
-    values = setting_values(RetrievalSettings())
-    scopes = (("workspace", workspace), ("character", character or {}))
-    for scope, stored in scopes:
-        for key, value in stored.items():
-            if key.startswith(KEY_PREFIX) and value is not None:
-                name = _name_of(key, scope=f" in the {scope} settings")
-                values[name] = _checked(name, value)
-    return _assembled(values)
-
-
-def validate_setting(key: str, value: Any) -> Any:
-    """Check one value before it is stored; returns the form to store (None: unset)."""
-    name = _name_of(key)
-    return None if value is None else _checked(name, value)
-
-
-def parse_setting_text(key: str, text: str) -> Any:
-    """Turn typed text (a CLI argument, a form field) into the setting's checked JSON value."""
-    name = _name_of(key)
-    spec = SPECS[name]
-    word = text.strip()
-    try:
-        if spec.kind == "int":
-            return _checked(name, int(word))
-        if spec.kind == "number":
-            return _checked(name, float(word))
-    except ValueError:
-        raise ConfigError(f"{KEY_PREFIX}{name} must be a number, not {text!r}") from None
-    if spec.kind == "bool":
-        return parse_switch(KEY_PREFIX + name, word)
-    if spec.kind == "template":
-        # A typed "\n" means a line break: a shell argument rarely holds a real one.
-        return _checked(name, text.replace("\\n", "\n"))
-    if spec.kind == "fusion":
-        try:
-            return _checked(name, json.loads(text))
-        except json.JSONDecodeError:
-            raise ConfigError(
-                f'{KEY_PREFIX}fusion must be a JSON object such as {{"kind": "rrf", "k": 60}}'
-            ) from None
-    return _checked(name, word)
-
-
-def _name_of(key: str, *, scope: str = "") -> str:
-    return setting_name(key, KEY_PREFIX, SPECS, scope=scope)
-
-
-def _checked(name: str, value: Any) -> Any:
-    spec = SPECS[name]
-    key = KEY_PREFIX + name
-    if spec.kind == "bool":
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, not {value!r}")
-        return value
-    if spec.kind == "choice":
-        if value not in spec.choices:
-            raise ConfigError(f"{key} must be one of {', '.join(spec.choices)}, not {value!r}")
-        return value
-    if spec.kind == "template":
-        if not isinstance(value, str) or "{{text}}" not in value:
-            raise ConfigError(f"{key} must be text holding {{{{text}}}}, not {value!r}")
-        return value
-    if spec.kind == "fusion":
-        if not isinstance(value, dict):
-            raise ConfigError(f'{key} must be an object such as {{"kind": "weighted"}}')
-        try:
-            return fusion_to_dict(fusion_from_dict(value))
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"{key}: {error}") from None
-    # bool is an int in Python; `true` for a count is a mistake, not 1.
-    whole = spec.kind == "int"
-    wanted = int if whole else int | float
-    if isinstance(value, bool) or not isinstance(value, wanted):
-        kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{key} must be {kind}, not {value!r}")
-    assert spec.low is not None and spec.high is not None
-    if not spec.low <= value <= spec.high:
-        raise ConfigError(
-            f"{key} ({spec.label}) must be between {spec.low:g} and {spec.high:g}, not {value}"
-        )
-    return value
+def from_values(values: Mapping[str, Any]) -> RetrievalSettings:
+    """The settings from values by full name (`retrieval.top_k`); missing ones are defaults."""
+    chosen = {}
+    for setting in SETTINGS:
+        value = checked(setting, values.get(setting.name))
+        chosen[setting.short] = setting.default if value is None else value
+    return _assembled(chosen)
 
 
 def _assembled(values: dict[str, Any]) -> RetrievalSettings:

@@ -1,10 +1,11 @@
 """When automatic extraction runs: every N character messages, at most once per cooldown.
 
-The counter holds the character messages that arrived since the last extraction.
-A swipe or regeneration replaces the message at the same position, so it is not a
-new message. When the counter reaches N while the cooldown is still running, the
-run is skipped, not queued: the counter keeps climbing past N and the check is made
-again on every new character message. When it finally runs, the extraction takes
+The counter is the chat's visible character messages after the watermark (see
+`watermark.pending_character_messages`): a swipe or regeneration replaces the
+message at the same position, so it is not a new message. When the counter
+reaches N while the cooldown is still running, the run is skipped, not queued:
+the counter keeps climbing past N and the check is made again on every new
+character message. When it finally runs, the extraction takes
 everything that piled up (see `watermark.messages_to_extract`).
 
 Manual extractions ignore both gates, but they do restart the cooldown clock, so an
@@ -13,7 +14,7 @@ automatic run does not follow right after one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -24,10 +25,9 @@ Reason = Literal["disabled", "waiting", "cooldown", "ready"]
 
 @dataclass(frozen=True)
 class TriggerState:
-    """Per chat: what the trigger has counted and when extraction last ran."""
+    """Per chat: the character messages not yet extracted and when extraction last ran."""
 
     count: int = 0
-    last_counted_index: int = -1
     last_run_at: datetime | None = None
 
 
@@ -45,39 +45,6 @@ class TriggerStatus:
 
     progress: str
     readiness: str
-
-
-def count_character_message(state: TriggerState, index: int) -> TriggerState:
-    """Count a character message as it arrives at chat position `index`.
-
-    A message at the position counted last is a swipe or a regeneration of it, so it
-    is not counted again. A position before it means messages were deleted since; the
-    new message there is counted and becomes the reference point.
-    """
-    if index == state.last_counted_index:
-        return state
-    return replace(state, count=state.count + 1, last_counted_index=index)
-
-
-def with_pending_count(state: TriggerState, pending: int) -> TriggerState:
-    """Raise the counter to the unprocessed character messages found in the chat.
-
-    Used when a chat is opened (or after a restart), so messages that arrived while
-    nothing was counting still lead to an extraction.
-    """
-    return replace(state, count=max(state.count, pending))
-
-
-def after_extraction(state: TriggerState, at: datetime, *, remaining: int = 0) -> TriggerState:
-    """The state after an extraction finished; `remaining` character messages are still
-    unprocessed (an "Extract Here" stops before the end of the chat)."""
-    return replace(state, count=remaining, last_run_at=at)
-
-
-def after_failed_extraction(state: TriggerState, at: datetime) -> TriggerState:
-    """A failed run keeps its messages counted but waits out the cooldown before retrying,
-    so a provider that is down is not called again on every message."""
-    return replace(state, last_run_at=at)
 
 
 def cooldown_left(

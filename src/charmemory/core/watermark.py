@@ -14,7 +14,6 @@ neither skips new messages nor extracts old ones twice.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,11 +67,6 @@ class MessageChange:
         return f"message {self.new_index} was never extracted though later messages were"
 
 
-def message_fingerprint(text: str) -> str:
-    """A short stable digest of a message's active text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 def messages_to_extract(
     messages: Sequence[SourceMessage],
     watermark: Watermark,
@@ -117,16 +111,6 @@ def chunk(messages: Sequence[SourceMessage], per_call: int) -> list[list[SourceM
         chunks.append(list(messages[start : start + size]))
         start += size
     return chunks
-
-
-def record_processed(watermark: Watermark, messages: Sequence[SourceMessage]) -> Watermark:
-    """The watermark after `messages` (one chunk) were extracted successfully."""
-    if not messages:
-        return watermark
-    fingerprints = dict(watermark.fingerprints)
-    fingerprints.update((message.index, message.fingerprint) for message in messages)
-    last = max(watermark.last_index, max(message.index for message in messages))
-    return Watermark(last, fingerprints)
 
 
 def pending_character_messages(messages: Sequence[SourceMessage], watermark: Watermark) -> int:

@@ -11,9 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from charmemory.adapters.activity_log import ActivityLog, Level
-from charmemory.adapters.consolidation_previews import PreviewStore
-from charmemory.adapters.library import Character
 from charmemory.core.consolidation_answer import (
     ProposedBlock,
     UnusableConsolidationError,
@@ -28,21 +25,25 @@ from charmemory.core.consolidation_merge import consolidated_file
 from charmemory.core.consolidation_plan import SourceBlock, plan_chunks, select_blocks
 from charmemory.core.consolidation_prompt import (
     CONSERVATIVE,
-    CONTEXT_SETTING,
-    DEFAULT_CONTEXT_TOKENS,
-    DEFAULT_PROMPTS,
     answer_allowance,
     call_tokens,
     check_context_budget,
     consolidation_messages,
-    prompt_setting,
 )
 from charmemory.core.memory_history import CONSOLIDATION
-from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
+from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
 from charmemory.formats.memory_file import parse_memory_file
-from charmemory.ports import ChatMessage, ChatModel
+from charmemory.ports import (
+    ActivityRecorder,
+    Character,
+    ChatMessage,
+    ChatModel,
+    Level,
+    PreviewRepository,
+)
 from charmemory.services.memory_access import MemoryFileAccess
-from charmemory.services.providers import SettingsPort
+from charmemory.services.prompts import PromptService
+from charmemory.services.settings import SettingsService
 
 TEMPERATURE = 0.2
 
@@ -58,40 +59,26 @@ class ConsolidationService:
     def __init__(
         self,
         access: MemoryFileAccess,
-        previews: PreviewStore,
-        settings: SettingsPort,
+        previews: PreviewRepository,
+        prompts: PromptService,
+        settings: SettingsService,
         *,
         model: Callable[[], ChatModel],
-        log: ActivityLog | None = None,
+        log: ActivityRecorder | None = None,
     ):
         self._access = access
         self._previews = previews
+        self._prompts = prompts
         self._settings = settings
         self._model_factory = model
         self._model: ChatModel | None = None
         self._log = log
 
-    # -- prompts and budget --------------------------------------------------------------
-
-    def prompt(self, strategy: str) -> str:
-        """The instructions in force for ``strategy``: the workspace's, else ours."""
-        return self._settings.get(prompt_setting(strategy)) or DEFAULT_PROMPTS[strategy]
-
-    def is_default_prompt(self, strategy: str) -> bool:
-        return self._settings.get(prompt_setting(strategy)) is None
-
-    def set_prompt(self, strategy: str, text: str) -> None:
-        if not text.strip():
-            raise ConfigError("a consolidation prompt cannot be empty")
-        self._settings.set(prompt_setting(strategy), text)
-
-    def restore_default_prompt(self, strategy: str) -> None:
-        self._settings.delete(prompt_setting(strategy))
-
     def context_budget(self, override: int | None = None) -> int:
         """Tokens one call may use, prompt and answer together."""
-        chosen = override if override is not None else self._settings.get(CONTEXT_SETTING)
-        return check_context_budget(DEFAULT_CONTEXT_TOKENS if chosen is None else chosen)
+        if override is not None:
+            return check_context_budget(override)
+        return int(self._settings.value("consolidation.context_tokens"))
 
     # -- preview and apply ---------------------------------------------------------------
 
@@ -106,10 +93,11 @@ class ConsolidationService:
         context_tokens: int | None = None,
     ) -> ConsolidationPreview:
         """Consolidate the selected blocks (all by default) into a stored preview."""
-        instructions = self.prompt(strategy)
+        instructions = self._prompts.text("consolidation", strategy)
         budget = self.context_budget(context_tokens)
-        character, loaded = self._access.load(character_name, chat)
-        selected = select_blocks(loaded.file, indices=blocks, chats=chats)
+        located, loaded = self._access.load(character_name, chat)
+        character = located.character
+        selected = select_blocks(loaded.memories, indices=blocks, chats=chats)
         count = sum(len(block.bullets) for block in selected)
         if count < 2:
             raise CharMemoryError(
@@ -127,10 +115,10 @@ class ConsolidationService:
             where = f"call {number} of {len(chunks)}"
             proposed += await self._consolidate(character, instructions, chunk, where)
         diff = consolidation_diff(selected, proposed)
-        result = consolidated_file(loaded.file, {block.index for block in selected}, proposed)
+        result = consolidated_file(loaded.memories, {block.index for block in selected}, proposed)
         preview = self._previews.add(
             character=character.name,
-            file=self._access.files.relative(loaded.path),
+            file=loaded.file,
             digest=loaded.version.digest,
             strategy=strategy,
             blocks=sorted({block.index for block in selected}),
@@ -164,7 +152,7 @@ class ConsolidationService:
             raise ConflictError(f"preview {preview_id} was already applied ({preview.applied_at})")
         character = self._access.library.character(preview.character)
         files = self._access.files
-        loaded = files.load(files.path_of(preview.file))
+        loaded = files.load(preview.file)
         if loaded.version.digest != preview.digest:
             raise ConflictError(
                 f"{preview.file} changed since preview {preview_id} was made; nothing was "
@@ -174,8 +162,17 @@ class ConsolidationService:
         files.save(loaded, new, cause=CONSOLIDATION, detail=f"preview {preview_id}")
         self._previews.mark_applied(preview_id)
         self._record("consolidate.apply", f"preview {preview_id} applied", character)
-        warnings = await self._access.announce(character, loaded.path, new)
-        version = self._access.latest_version(loaded.path)
+        location = next(
+            (
+                place
+                for place in self._access.locator.every_file(character)
+                if place.file == loaded.file
+            ),
+            None,
+        )
+        warnings = await self._access.announce(location, new) if location is not None else []
+        latest = files.latest_version(loaded.file)
+        version = latest.number if latest else None
         return Applied(self._previews.get(preview_id), version, tuple(warnings))
 
     # -- one call ------------------------------------------------------------------------

@@ -12,15 +12,8 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Protocol
 
-from charmemory.adapters.activity_log import ActivityLog
-from charmemory.adapters.extraction_state import ExtractionState, PendingAppend
-from charmemory.adapters.library import Character, ChatRef, Library, LoadedChat
-from charmemory.adapters.memory_files import LoadedMemories, MemoryFiles
-from charmemory.adapters.settings_store import SettingsStore, character_scope
-from charmemory.adapters.workspace import Workspace
 from charmemory.core.existing_memories import (
     Candidate,
     StoredBlock,
@@ -29,15 +22,11 @@ from charmemory.core.existing_memories import (
     select_existing,
 )
 from charmemory.core.extraction_answer import ParsedAnswer, merge_blocks, parse_answer
-from charmemory.core.extraction_prompt import (
-    DEFAULT_EXTRACTION_PROMPT,
-    PromptValues,
-    render_prompt,
-)
-from charmemory.core.extraction_settings import ExtractionSettings, merge_settings
+from charmemory.core.extraction_prompt import PromptValues, render_prompt
+from charmemory.core.extraction_settings import ExtractionSettings
+from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.message_cleaning import render_messages
-from charmemory.core.naming import sanitize
-from charmemory.core.retrieval import collection_name, items_from_memory_file
+from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
     SourceMessage,
@@ -55,10 +44,22 @@ from charmemory.formats.memory_file import (
     delete_block,
     format_block_date,
 )
-from charmemory.ports import ChatMessage, ChatModel
+from charmemory.ports import (
+    ActivityRecorder,
+    Character,
+    ChatMessage,
+    ChatModel,
+    ChatRef,
+    ExtractionStateStore,
+    LoadedChat,
+    LoadedMemories,
+    PendingAppend,
+)
+from charmemory.services.memory_access import MemoryFileAccess
+from charmemory.services.prompts import PromptService
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.settings import SettingsService
 
-PROMPT_SETTING = "prompts.extraction"
 # How many saved bullets the index proposes as related before the token budget cuts.
 RELATED_CANDIDATES = 60
 # Cosine to a saved memory above which a new bullet only restates it. High on purpose:
@@ -109,19 +110,23 @@ def _no_progress(report: ExtractionReport, done: int, total: int) -> None:
 class ExtractionService:
     def __init__(
         self,
-        workspace: Workspace,
+        access: MemoryFileAccess,
+        state: ExtractionStateStore,
+        settings: SettingsService,
+        prompts: PromptService,
         *,
         model: Callable[[], ChatModel],
-        log: ActivityLog | None = None,
+        log: ActivityRecorder,
         retrieval: Callable[[], RetrievalService | None] = lambda: None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
-        self._ws = workspace
-        self._library = Library(workspace)
-        self._files = MemoryFiles(workspace)
-        self._state = ExtractionState(workspace.db)
-        self._settings = SettingsStore(workspace.db)
-        self._log = log or ActivityLog(workspace.db)
+        self._library = access.library
+        self._files = access.files
+        self._locator = access.locator
+        self._state = state
+        self._settings = settings
+        self._prompts = prompts
+        self._log = log
         self._model_factory = model
         self._model: ChatModel | None = None
         self._retrieval_factory = retrieval
@@ -132,19 +137,10 @@ class ExtractionService:
     # -- settings and places ------------------------------------------------------------
 
     def settings_for(self, character: Character) -> ExtractionSettings:
-        return merge_settings(
-            self._settings.all(), self._settings.all(scope=character_scope(character.name))
-        )
+        return self._settings.extraction(character.name)
 
-    def prompt_template(self) -> str:
-        return self._settings.get(PROMPT_SETTING) or DEFAULT_EXTRACTION_PROMPT
-
-    def memory_path_for(self, character: Character, chat: ChatRef | None) -> Path:
-        settings = self.settings_for(character)
-        chat_id = chat.id if settings.per_chat and chat is not None else None
-        return self._files.path_for(
-            character.name, chat_id=chat_id, override=settings.file_name_override
-        )
+    def location_for(self, character: Character, chat: ChatRef | None) -> MemoryLocation:
+        return self._locator.for_chat(character, chat)
 
     # -- triggers -----------------------------------------------------------------------
 
@@ -213,12 +209,11 @@ class ExtractionService:
         character = self._library.character(character_name)
         ref = self._library.chat(character, chat_id)
         if not dry_run:
-            self._ws.require_writable("extract memories")
+            self._files.require_writable("extract memories")
         self.settle_pending(character)
         settings = self.settings_for(character)
         report = self._report(character, ref)
-        lock_name = f"extract-{sanitize(character.name)}-{sanitize(ref.id)}"
-        with self._ws.locks.hold(self._ws.state_dir / lock_name):
+        with self._state.exclusive(character.name, ref.id):
             loaded = self._library.load_chat(ref)
             sources = source_messages(loaded)
             watermark = self.current_watermark(character, ref, sources, persist=not dry_run)
@@ -257,12 +252,12 @@ class ExtractionService:
     ) -> ChunkOutcome:
         ref = loaded.ref
         first, last = part[0].index, part[-1].index
-        path = self.memory_path_for(character, ref)
-        memories = self._files.load(path)
+        location = self.location_for(character, ref)
+        memories = self._files.load(location.file)
         existing = _existing_bullets(memories)
         user_name = loaded.chat.header.user_name or "User"
         recent = render_messages(part, user_name=user_name, char_name=character.name)
-        collection = collection_name(character.name, ref.id if settings.per_chat else None)
+        collection = location.bullets
         related = await self._related(collection, memories, recent) if existing else []
         selected = select_existing(
             [*related, *recent_first(_stored_blocks(memories))],
@@ -271,7 +266,7 @@ class ExtractionService:
         prompt = [
             ChatMessage(role, content)  # type: ignore[arg-type]
             for role, content in render_prompt(
-                self.prompt_template(),
+                self._prompts.text("extraction"),
                 PromptValues(
                     char=character.name,
                     user=user_name,
@@ -394,7 +389,7 @@ class ExtractionService:
         block_text = ""
         new_file = None
         if bullets:
-            base, date = memories.file, format_block_date(now)
+            base, date = memories.memories, format_block_date(now)
             if extend_last_block:
                 last = base.blocks[-1]
                 bullets = [b.text for b in last.bullets] + bullets
@@ -404,7 +399,7 @@ class ExtractionService:
         pending = self._state.begin_append(
             character.name,
             ref.id,
-            file=self._files.relative(memories.path),
+            file=memories.file,
             block=block_text,
             first_idx=part[0].index,
             last_idx=part[-1].index,
@@ -447,21 +442,18 @@ class ExtractionService:
     def _block_landed(self, pending: PendingAppend) -> bool:
         if not pending.block:
             return True
-        loaded = self._files.load(self._ws.inside(self._ws.root, pending.file))
-        return pending.block in loaded.file.render()
+        return pending.block in self._files.load(pending.file).memories.render()
 
     # -- related memories (the retrieval index, when the embedding model is there) -------
 
     async def _related(
-        self, collection: str, memories: LoadedMemories, recent: str
+        self, collection: Collection, memories: LoadedMemories, recent: str
     ) -> list[Candidate]:
         """Saved bullets most related to the chunk, best first; [] without an index."""
         retrieval = self._retrieval_service()
         if retrieval is None or not recent:
             return []
-        items = items_from_memory_file(
-            collection, self._files.relative(memories.path), memories.file
-        )
+        items = items_from_memory_file(collection.name, memories.file, memories.memories)
         await retrieval.sync(collection, items)
         results = await retrieval.search(collection, recent, RELATED_CANDIDATES, record=False)
         return [
@@ -470,7 +462,7 @@ class ExtractionService:
         ]
 
     async def _without_near_duplicates(
-        self, collection: str, bullets: list[str]
+        self, collection: Collection, bullets: list[str]
     ) -> tuple[list[str], list[str]]:
         """Split new bullets into (kept, near-duplicates of a saved memory)."""
         retrieval = self._retrieval_service()
@@ -497,8 +489,7 @@ class ExtractionService:
         return self._model
 
     def _report(self, character: Character, ref: ChatRef) -> ExtractionReport:
-        path = self.memory_path_for(character, ref)
-        return ExtractionReport(character.name, ref.id, self._files.relative(path))
+        return ExtractionReport(character.name, ref.id, self.location_for(character, ref).file)
 
 
 def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
@@ -518,9 +509,9 @@ def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
 def _stored_blocks(memories: LoadedMemories) -> list[StoredBlock]:
     return [
         StoredBlock(position, block.date or "", tuple(b.text for b in block.bullets))
-        for position, block in enumerate(memories.file.blocks)
+        for position, block in enumerate(memories.memories.blocks)
     ]
 
 
 def _existing_bullets(memories: LoadedMemories) -> list[str]:
-    return [bullet.text for block in memories.file.blocks for bullet in block.bullets]
+    return [bullet.text for block in memories.memories.blocks for bullet in block.bullets]

@@ -5,11 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from charmemory.adapters.extraction_state import ExtractionState
-from charmemory.adapters.library import Library
-from charmemory.adapters.memory_files import MemoryFiles
-from charmemory.adapters.settings_store import SettingsStore, character_scope
-from charmemory.adapters.workspace import Workspace
 from charmemory.core.memory_history import CLEAR
 from charmemory.core.triggers import TriggerState, trigger_status
 from charmemory.core.watermark import (
@@ -20,11 +15,17 @@ from charmemory.core.watermark import (
     pending_character_messages,
 )
 from charmemory.errors import CharMemoryError
-from charmemory.formats.memory_file import append_block, build_block, format_block_date
+from charmemory.formats.memory_file import (
+    append_block,
+    build_block,
+    format_block_date,
+    parse_memory_file,
+)
+from charmemory.ports import ExtractionStateStore
 from charmemory.services.extraction import ExtractionService, source_messages
+from charmemory.services.memory_access import MemoryFileAccess
 
 PINNED_CHAT = "pinned"
-CLEARED_STATE = "extraction_state_before_clear"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,13 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Pinned:
+    file: str
+    memories: list[str]
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
 class BatchPlan:
     chats: list[tuple[str, int, int]]  # chat id, messages to extract, LLM calls
 
@@ -60,23 +68,25 @@ class BatchPlan:
 
 
 class ExtractionAdmin:
-    def __init__(self, workspace: Workspace, extraction: ExtractionService):
-        self._ws = workspace
+    def __init__(
+        self, extraction: ExtractionService, access: MemoryFileAccess, state: ExtractionStateStore
+    ):
         self._extraction = extraction
-        self._library = Library(workspace)
-        self._files = MemoryFiles(workspace)
-        self._state = ExtractionState(workspace.db)
-        self._settings = SettingsStore(workspace.db)
+        self._access = access
+        self._library = access.library
+        self._files = access.files
+        self._state = state
 
     def status(self, character_name: str, chat_id: str | None = None) -> Status:
-        character = self._library.character(character_name)
+        located = self._access.locator.locate(character_name, chat_id)
+        character = located.character
         settings = self._extraction.settings_for(character)
-        refs = self._library.chats(character)
-        if chat_id is not None:
-            refs = [self._library.chat(character, chat_id)]
-        memories = self._files.load(
-            self._extraction.memory_path_for(character, refs[-1] if refs else None)
+        refs = (
+            [located.chat]
+            if chat_id is not None and located.chat
+            else self._library.chats(character)
         )
+        memories = self._files.load(located.location.file)
         now = datetime.now(UTC)
         chats = []
         for ref in refs:
@@ -103,9 +113,9 @@ class ExtractionAdmin:
             )
         return Status(
             character.name,
-            self._files.relative(memories.path),
-            memories.file.bullet_count,
-            memories.file.block_count,
+            memories.file,
+            memories.memories.bullet_count,
+            memories.memories.block_count,
             chats,
         )
 
@@ -128,57 +138,50 @@ class ExtractionAdmin:
             )
         return BatchPlan(rows)
 
-    def pin(self, character_name: str, text: str) -> list[str]:
+    async def pin(self, character_name: str, text: str, *, chat: str | None = None) -> Pinned:
         """Each non-empty line becomes a bullet of one new block; no model involved."""
-        self._ws.require_writable("pin memories")
-        character = self._library.character(character_name)
+        self._files.require_writable("pin memories")
         bullets = [line.strip().removeprefix("- ").strip() for line in text.splitlines()]
         bullets = [b for b in bullets if b]
         if not bullets:
             raise CharMemoryError("nothing to pin: the text is empty")
-        memories = self._files.load(self._extraction.memory_path_for(character, None))
+        located, memories = self._access.load(character_name, chat)
         block = build_block(PINNED_CHAT, format_block_date(datetime.now(UTC)), bullets)
-        self._files.save(memories, append_block(memories.file, block), cause="pin")
-        return [b.text for b in block.bullets]
+        new = append_block(memories.memories, block)
+        self._files.save(memories, new, cause="pin")
+        warnings = await self._access.announce(located.location, new)
+        return Pinned(memories.file, [b.text for b in block.bullets], warnings)
 
     def reset(self, character_name: str) -> None:
         """Forget what was extracted from the character's chats; memories stay."""
         character = self._library.character(character_name)
         self._state.reset(character.name)
 
-    def clear(self, character_name: str, *, confirmed: bool) -> list[str]:
+    async def clear(self, character_name: str, *, confirmed: bool) -> list[str]:
         """Delete the character's memory files and reset extraction; returns what went."""
         if not confirmed:
             raise CharMemoryError("clearing deletes every memory of the character; pass --yes")
-        self._ws.require_writable("clear memories")
+        self._files.require_writable("clear memories")
         character = self._library.character(character_name)
-        paths = {self._extraction.memory_path_for(character, None)}
-        paths.update(
-            self._extraction.memory_path_for(character, ref)
-            for ref in self._library.chats(character)
-        )
         removed = []
-        for path in sorted(paths):
-            memories = self._files.load(path)
+        for location in sorted(
+            self._access.locator.every_file(character), key=lambda place: place.file
+        ):
+            memories = self._files.load(location.file)
             if memories.exists:
                 # The history keeps the file's last version: `undo` brings it back.
                 self._files.delete(memories, cause=CLEAR)
-                removed.append(self._files.relative(path))
+                removed.append(memories.file)
+            await self._access.announce(location, parse_memory_file(""))
         # Kept so that `undo` of this clear also restores what was extracted.
-        self._settings.set(
-            CLEARED_STATE,
-            self._state.snapshot(character.name),
-            scope=character_scope(character.name),
-        )
+        self._state.keep_cleared(character.name, self._state.snapshot(character.name))
         self._state.reset(character.name)
         return removed
 
     def restore_cleared_state(self, character_name: str) -> bool:
         """After `undo` of a clear: extraction progress as it stood before the clear."""
-        scope = character_scope(character_name)
-        saved = self._settings.get(CLEARED_STATE, scope=scope)
+        saved = self._state.take_cleared(character_name)
         if saved is None:
             return False
         self._state.restore(character_name, saved)
-        self._settings.delete(CLEARED_STATE, scope=scope)
         return True

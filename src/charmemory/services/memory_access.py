@@ -1,33 +1,88 @@
-"""How services reach a character's memory file, and tell the rest of charmemory it changed.
+"""How services find a character's memories, and tell the rest of charmemory they changed.
 
-The file is found where extraction puts it (``memory_path``: per-chat files and
-file-name overrides included). After every change the new content is announced to
-``on_change``; the retrieval index follows it there (`index_follower`). A failure to
-announce does not undo the change: it comes back as a warning for the user.
+`MemoryLocator` is the one place that says where memories live: it reads the
+settings in force (per-chat files, the file name override, the granularity)
+and returns a `MemoryLocation` for a character and chat. After every change the
+new content is announced to ``on_change``; the retrieval index follows it there
+(`index_follower`). A failure to announce does not undo the change: it comes
+back as a warning for the user.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from charmemory.adapters.library import Character, ChatRef, Library
-from charmemory.adapters.memory_files import LoadedMemories, MemoryFiles
-from charmemory.core.retrieval import collection_name, items_from_memory_file
+from charmemory.core.memory_location import MemoryLocation, memory_location
 from charmemory.errors import CharMemoryError
 from charmemory.formats.memory_file import MemoryFile
+from charmemory.ports import (
+    Character,
+    CharacterLibrary,
+    ChatRef,
+    LoadedMemories,
+    MemoryFileStore,
+)
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.settings import SettingsService
 
-MemoryPath = Callable[[Character, ChatRef | None], Path]
+
+@dataclass(frozen=True)
+class Located:
+    """A character's memories for one request: whose, for which chat, and where they are."""
+
+    character: Character
+    chat: ChatRef | None  # the chat named, or the latest one when a chat was needed
+    location: MemoryLocation
+    chat_chosen: bool = False  # the chat was not named: it is the character's latest
+
+
+class MemoryLocator:
+    def __init__(self, library: CharacterLibrary, settings: SettingsService):
+        self.library = library
+        self._settings = settings
+
+    def locate(
+        self, character_name: str, chat_id: str | None = None, *, latest_chat: bool = False
+    ) -> Located:
+        """Where ``character_name``'s memories are for ``chat_id``.
+
+        Without a chat, per-chat memories (and ``latest_chat``) take the latest chat.
+        """
+        character = self.library.character(character_name)
+        per_chat = self._settings.extraction(character.name).per_chat
+        if chat_id is not None:
+            chat = self.library.chat(character, chat_id)
+            return Located(character, chat, self.for_chat(character, chat))
+        if (per_chat or latest_chat) and self.library.chats(character):
+            chat = self.library.chat(character)
+            return Located(character, chat, self.for_chat(character, chat), chat_chosen=True)
+        return Located(character, None, self.for_chat(character, None))
+
+    def for_chat(self, character: Character, chat: ChatRef | None) -> MemoryLocation:
+        extraction = self._settings.extraction(character.name)
+        return memory_location(
+            character.name,
+            chat.id if chat is not None else None,
+            per_chat=extraction.per_chat,
+            override=extraction.file_name_override,
+            granularity=self._settings.retrieval(character.name).granularity,
+        )
+
+    def every_file(self, character: Character) -> list[MemoryLocation]:
+        """The character's own file and, in per-chat mode, each chat's: each place once."""
+        found = {self.for_chat(character, None).file: self.for_chat(character, None)}
+        for chat in self.library.chats(character):
+            location = self.for_chat(character, chat)
+            found.setdefault(location.file, location)
+        return list(found.values())
 
 
 @dataclass(frozen=True)
 class MemoryChange:
     """A memory file's new content, after any change to it."""
 
-    character: str
-    file: str  # relative to the workspace
+    location: MemoryLocation
     memories: MemoryFile
 
 
@@ -39,63 +94,51 @@ class MemoryFileAccess:
 
     def __init__(
         self,
-        library: Library,
-        files: MemoryFiles,
-        memory_path: MemoryPath,
+        locator: MemoryLocator,
+        files: MemoryFileStore,
         on_change: OnChange | None = None,
     ):
-        self.library = library
+        self.locator = locator
         self.files = files
-        self._memory_path = memory_path
         self._on_change = on_change
 
-    def locate(self, character_name: str, chat_id: str | None = None) -> tuple[Character, Path]:
-        """The character and its memory file (a chat's file, for per-chat memories)."""
-        character = self.library.character(character_name)
-        ref = self.library.chat(character, chat_id) if chat_id is not None else None
-        return character, self._memory_path(character, ref)
+    @property
+    def library(self) -> CharacterLibrary:
+        return self.locator.library
 
     def load(
         self, character_name: str, chat_id: str | None = None
-    ) -> tuple[Character, LoadedMemories]:
-        character, path = self.locate(character_name, chat_id)
-        return character, self.files.load(path)
+    ) -> tuple[Located, LoadedMemories]:
+        located = self.locator.locate(character_name, chat_id)
+        return located, self.files.load(located.location.file)
 
-    def latest_version(self, path: Path) -> int | None:
-        latest = self.files.history.latest(self.files.relative(path))
+    def latest_version(self, location: MemoryLocation) -> int | None:
+        latest = self.files.latest_version(location.file)
         return latest.number if latest else None
 
-    async def announce(self, character: Character, path: Path, memories: MemoryFile) -> list[str]:
+    async def announce(self, location: MemoryLocation, memories: MemoryFile) -> list[str]:
         """Tell `on_change`; its user-facing failure becomes a warning, the change stays."""
         if self._on_change is None:
             return []
         try:
-            await self._on_change(MemoryChange(character.name, self.files.relative(path), memories))
+            await self._on_change(MemoryChange(location, memories))
         except CharMemoryError as error:
             return [f"the memories were saved, but the search index was not updated: {error}"]
         return []
 
 
-def collection_for(character: str) -> str:
-    """The retrieval collection that holds a character's memories."""
-    return collection_name(character)
+def index_follower(retrieval: RetrievalService) -> OnChange:
+    """An `on_change` that keeps the collections built from a memory file in step with it.
 
-
-def index_follower(retrieval: RetrievalService, indexed_file: Callable[[str], str]) -> OnChange:
-    """An `on_change` that keeps a character's retrieval collection in step with its file.
-
-    Only collections that exist are kept up to date (`charmemory index` builds one),
-    and only from the file they are built from, ``indexed_file(character)``; the
-    sync embeds just the memories whose text is new.
+    Only collections that exist are kept up to date (`charmemory index`, a search or
+    an extraction builds them); an emptied or deleted file empties them, and the sync
+    embeds just the memories whose text is new.
     """
 
     async def follow(change: MemoryChange) -> None:
-        collection = collection_for(change.character)
-        if change.file != indexed_file(change.character):
-            return
-        if await retrieval.stats(collection) is None:
-            return
-        items = items_from_memory_file(collection, change.file, change.memories)
-        await retrieval.sync(collection, items)
+        location = change.location
+        for collection in dict.fromkeys((location.collection, location.bullets)):
+            if await retrieval.stats(collection) is not None:
+                await retrieval.sync_file(collection, location.file, change.memories)
 
     return follow

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from charmemory.core.memory_diff import unified_diff
 from charmemory.core.memory_history import CLEAR, Version, undo_target
@@ -48,10 +47,9 @@ class MemoryHistoryService:
 
     def history(self, character_name: str, *, chat: str | None = None) -> History:
         # Loading first records any outside edit, so the list shows it.
-        character, loaded = self._access.load(character_name, chat)
-        files = self._access.files
+        located, loaded = self._access.load(character_name, chat)
         return History(
-            character.name, files.relative(loaded.path), tuple(files.versions(loaded.path))
+            located.character.name, loaded.file, tuple(self._access.files.versions(loaded.file))
         )
 
     def diff(
@@ -59,13 +57,12 @@ class MemoryHistoryService:
     ) -> str:
         """The unified diff from version ``old`` to ``new`` (default: the latest)."""
         _, loaded = self._access.load(character_name, chat)
-        files = self._access.files
-        versions = files.versions(loaded.path)
+        versions = self._access.files.versions(loaded.file)
         if not versions:
-            raise CharMemoryError(f"{files.relative(loaded.path)} has no history yet")
+            raise CharMemoryError(f"{loaded.file} has no history yet")
         newer = versions[-1].number if new is None else new
         (before, old_label), (after, new_label) = (
-            self._shown(loaded.path, number) for number in (old, newer)
+            self._shown(loaded.file, number) for number in (old, newer)
         )
         return unified_diff(before, after, old_label=old_label, new_label=new_label)
 
@@ -73,25 +70,24 @@ class MemoryHistoryService:
         self, character_name: str, *, to: int | None = None, chat: str | None = None
     ) -> Undone:
         """Restore the version before the current one, or version ``to``."""
-        character, loaded = self._access.load(character_name, chat)
+        located, loaded = self._access.load(character_name, chat)
         files = self._access.files
-        versions = files.versions(loaded.path)
+        versions = files.versions(loaded.file)
         target = undo_target(versions, to)
         undoes_clear = bool(versions) and versions[-1].cause == CLEAR and target.digest is not None
         recorded = files.restore(loaded, target.number)
         if recorded is None:
             raise CharMemoryError(f"the file already holds what version {target.number} held")
         if undoes_clear:
-            self._on_clear_undone(character.name)
-        restored = files.load(loaded.path)
-        warnings = await self._access.announce(character, loaded.path, restored.file)
-        return Undone(files.relative(loaded.path), target, recorded, tuple(warnings))
+            self._on_clear_undone(located.character.name)
+        restored = files.load(loaded.file)
+        warnings = await self._access.announce(located.location, restored.memories)
+        return Undone(loaded.file, target, recorded, tuple(warnings))
 
-    def _shown(self, path: Path, number: int) -> tuple[str, str]:
+    def _shown(self, file: str, number: int) -> tuple[str, str]:
         """A version's text and its label in a diff."""
-        files = self._access.files
-        data = files.version_bytes(path, number)
-        label = f"{files.relative(path)} v{number}"
+        data = self._access.files.version_bytes(file, number)
+        label = f"{file} v{number}"
         if data is None:
             return "", f"{label} {DELETED}"
         return data.decode("utf-8-sig", errors="replace"), label

@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from charmemory.adapters.library import Character
-from charmemory.adapters.memory_files import LoadedMemories
 from charmemory.core.memory_history import ADD, DELETE, EDIT
 from charmemory.errors import CharMemoryError, ConflictError
 from charmemory.formats.memory_file import (
@@ -26,8 +24,10 @@ from charmemory.formats.memory_file import (
     format_block_date,
     list_bullets,
     replace_bullet,
+    stray_tag_warning,
 )
-from charmemory.services.memory_access import MemoryFileAccess
+from charmemory.ports import LoadedMemories
+from charmemory.services.memory_access import Located, MemoryFileAccess
 
 MANUAL_CHAT = "manual"
 
@@ -55,6 +55,9 @@ class MemoryListing:
     exists: bool
     digest: str | None  # pass back as `expect` to refuse edits of a file changed since
     blocks: tuple[Block, ...]
+    chat: str | None = None  # the chat whose memories these are (per-chat files)
+    chat_chosen: bool = False  # that chat was not named: it is the latest
+    warnings: tuple[str, ...] = ()  # about the file's shape (a tag without its pair)
 
     @property
     def count(self) -> int:
@@ -75,8 +78,8 @@ class MemoryManager:
         self._clock = clock or (lambda: datetime.now(UTC))
 
     def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
-        character, loaded = self._access.load(character_name, chat)
-        return _listing(character, self._access.files.relative(loaded.path), loaded)
+        located, loaded = self._access.load(character_name, chat)
+        return _listing(located, loaded)
 
     async def edit(
         self,
@@ -88,11 +91,11 @@ class MemoryManager:
         expect: str | None = None,
     ) -> Changed:
         """Replace one memory's text; its id changes with its text."""
-        character, loaded = self._loaded(character_name, chat, expect)
-        ref = find_bullet(loaded.file, memory_id)
-        new = replace_bullet(loaded.file, ref.address, text)
+        located, loaded = self._loaded(character_name, chat, expect)
+        ref = find_bullet(loaded.memories, memory_id)
+        new = replace_bullet(loaded.memories, ref.address, text)
         new_id = next(r.memory_id for r in list_bullets(new) if r.address == ref.address)
-        return await self._save(character, loaded, new, (new_id,), EDIT, f"memory {memory_id}")
+        return await self._save(located, loaded, new, (new_id,), EDIT, f"memory {memory_id}")
 
     async def delete(
         self,
@@ -103,12 +106,12 @@ class MemoryManager:
         expect: str | None = None,
     ) -> Changed:
         """Remove one memory; a block left without memories goes with it."""
-        character, loaded = self._loaded(character_name, chat, expect)
-        ref = find_bullet(loaded.file, memory_id)
-        new = delete_bullet(loaded.file, ref.address)
+        located, loaded = self._loaded(character_name, chat, expect)
+        ref = find_bullet(loaded.memories, memory_id)
+        new = delete_bullet(loaded.memories, ref.address)
         if not new.blocks[ref.address.block].bullets:
             new = delete_block(new, ref.address.block)
-        return await self._save(character, loaded, new, (), DELETE, f"memory {memory_id}")
+        return await self._save(located, loaded, new, (), DELETE, f"memory {memory_id}")
 
     async def add(
         self,
@@ -124,49 +127,57 @@ class MemoryManager:
         texts = [text for text in memories if text.strip()]
         if not texts:
             raise CharMemoryError("nothing to add: give at least one memory")
-        character, loaded = self._loaded(character_name, chat, expect)
+        located, loaded = self._loaded(character_name, chat, expect)
         block = build_block(block_chat, date or format_block_date(self._clock()), texts)
-        new = append_block(loaded.file, block)
+        new = append_block(loaded.memories, block)
         last = new.block_count - 1
         ids = tuple(r.memory_id for r in list_bullets(new) if r.address.block == last)
-        return await self._save(character, loaded, new, ids, ADD, f"{len(ids)} memories")
+        return await self._save(located, loaded, new, ids, ADD, f"{len(ids)} memories")
 
     def _loaded(
         self, character_name: str, chat: str | None, expect: str | None
-    ) -> tuple[Character, LoadedMemories]:
-        character, loaded = self._access.load(character_name, chat)
+    ) -> tuple[Located, LoadedMemories]:
+        located, loaded = self._access.load(character_name, chat)
         if expect is not None and expect != loaded.version.digest:
             raise ConflictError(
-                f"{loaded.path.name} changed since it was listed; nothing was written "
+                f"{loaded.file} changed since it was listed; nothing was written "
                 "(list the memories again)"
             )
-        return character, loaded
+        return located, loaded
 
     async def _save(
         self,
-        character: Character,
+        located: Located,
         loaded: LoadedMemories,
         new: MemoryFile,
         ids: tuple[str, ...],
         cause: str,
         detail: str,
     ) -> Changed:
-        files = self._access.files
-        files.save(loaded, new, cause=cause, detail=detail)
-        warnings = await self._access.announce(character, loaded.path, new)
-        version = self._access.latest_version(loaded.path)
-        return Changed(files.relative(loaded.path), ids, version, tuple(warnings))
+        self._access.files.save(loaded, new, cause=cause, detail=detail)
+        warnings = await self._access.announce(located.location, new)
+        version = self._access.latest_version(located.location)
+        return Changed(loaded.file, ids, version, tuple(warnings))
 
 
-def _listing(character: Character, file: str, loaded: LoadedMemories) -> MemoryListing:
+def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
     by_block: dict[int, list[Memory]] = {}
-    for ref in list_bullets(loaded.file):
+    for ref in list_bullets(loaded.memories):
         address = ref.address
         by_block.setdefault(address.block, []).append(
             Memory(ref.memory_id, ref.text, address.block, address.bullet)
         )
     blocks = tuple(
         Block(index, block.chat, block.date, tuple(by_block.get(index, ())))
-        for index, block in enumerate(loaded.file.blocks)
+        for index, block in enumerate(loaded.memories.blocks)
     )
-    return MemoryListing(character.name, file, loaded.exists, loaded.version.digest, blocks)
+    return MemoryListing(
+        located.character.name,
+        loaded.file,
+        loaded.exists,
+        loaded.version.digest,
+        blocks,
+        chat=located.chat.id if located.chat else None,
+        chat_chosen=located.chat_chosen,
+        warnings=tuple(w for w in (stray_tag_warning(loaded.memories),) if w),
+    )

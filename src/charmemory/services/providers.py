@@ -2,7 +2,7 @@
 
 `ProviderService.chat_model(overrides)` is how every other use-case obtains
 the configured model: overrides (what command-line flags give) win over
-`CHARMEMORY_*` variables, which win over the workspace settings.
+`CHARMEMORY_*` variables, which win over the stored settings (`model.*`).
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from charmemory.core.model_catalog import grouped_by_publisher, parse_filters
-from charmemory.core.model_settings import (
-    ModelSettings,
-    ResolvedValue,
-    model_settings,
-    parse_setting,
-    resolve_settings,
-    setting_named,
-)
+from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import PRESETS, preset_named
-from charmemory.errors import CharMemoryError, ConfigError
-from charmemory.ports import ChatMessage, ChatModel, ModelInfo, Usage
+from charmemory.errors import CharMemoryError
+from charmemory.ports import (
+    ActivityRecorder,
+    ApiKeyStore,
+    ChatMessage,
+    ChatModel,
+    ModelInfo,
+    Usage,
+)
+from charmemory.services.settings import SettingsService
 
 SENTINEL = "CHARMEMORY-OK"
 TEST_MESSAGES = (
@@ -34,31 +35,6 @@ TEST_MESSAGES = (
 KeyStatus = Literal["secrets file", "env", "missing", "not needed"]
 TestStatus = Literal["ok", "warning", "error"]
 Overrides = Mapping[str, Any] | None
-
-
-class SettingsPort(Protocol):
-    def get(self, key: str, default: Any = None) -> Any: ...
-    def set(self, key: str, value: Any) -> None: ...
-    def delete(self, key: str) -> None: ...
-
-
-class KeyLookupLike(Protocol):
-    @property
-    def value(self) -> str | None: ...
-    @property
-    def source(self) -> str | None: ...
-
-
-class KeyStore(Protocol):
-    def lookup(self, provider: str) -> KeyLookupLike: ...
-    def store(self, provider: str, key: str) -> None: ...
-    def remove(self, provider: str) -> bool: ...
-
-
-class ActivityRecorder(Protocol):
-    def record(
-        self, kind: str, message: str, *, level: Any = ..., data: dict[str, Any] | None = ...
-    ) -> int: ...
 
 
 class FilterableModels(Protocol):
@@ -99,55 +75,15 @@ class ModelTest:
 
 @dataclass
 class ProviderService:
-    settings: SettingsPort
-    keys: KeyStore
+    settings: SettingsService
+    keys: ApiKeyStore
     activity: ActivityRecorder
     build_model: ModelBuilder
-    env: Mapping[str, str] = field(default_factory=dict)
-    # Used when no provider is chosen: `local` where the embedded model is installed.
-    default_provider: str | None = None
-
-    # -- settings ------------------------------------------------------------------
-
-    def settings_in_force(self, overrides: Overrides = None) -> dict[str, ResolvedValue]:
-        return resolve_settings(
-            self._flags(overrides),
-            self.env,
-            self.settings.get,
-            default_provider=self.default_provider,
-        )
 
     def model_settings(
         self, overrides: Overrides = None, *, require_model: bool = True
     ) -> ModelSettings:
-        return model_settings(
-            self._flags(overrides),
-            self.env,
-            self.settings.get,
-            require_model=require_model,
-            default_provider=self.default_provider,
-        )
-
-    def set_setting(self, name: str, raw: Any, *, provider: str | None = None) -> str:
-        """Store a setting (checked first); returns the settings key it went to."""
-        spec = setting_named(name)
-        key = spec.storage_key(self._scope(spec.per_provider, provider))
-        self.settings.set(key, parse_setting(spec, raw, spec.name))
-        return key
-
-    def unset_setting(self, name: str, *, provider: str | None = None) -> str:
-        spec = setting_named(name)
-        key = spec.storage_key(self._scope(spec.per_provider, provider))
-        self.settings.delete(key)
-        return key
-
-    def _scope(self, per_provider: bool, provider: str | None) -> str:
-        if not per_provider:
-            return ""
-        chosen = provider or self.settings_in_force()["provider"].value
-        if not chosen:
-            raise ConfigError("this setting is kept per provider: add --provider NAME")
-        return preset_named(chosen).name
+        return self.settings.model(overrides, require_model=require_model)
 
     # -- keys ----------------------------------------------------------------------
 
@@ -167,11 +103,10 @@ class ProviderService:
     # -- providers and models ------------------------------------------------------
 
     def presets(self) -> list[PresetStatus]:
-        current = self.settings_in_force()["provider"].value
+        current = self.settings.model_in_force()["provider"].value
         statuses = []
         for preset in PRESETS.values():
-            flags = {"provider": preset.name}
-            base_url = resolve_settings(flags, {}, self.settings.get)["base_url"].value
+            base_url = self.settings.model_in_force({"provider": preset.name})["base_url"].value
             found = self.keys.lookup(preset.name)
             key: KeyStatus
             if found.value:
@@ -186,6 +121,11 @@ class ProviderService:
     def chat_model(self, overrides: Overrides = None) -> ChatModel:
         """The configured model (flags > environment > workspace settings)."""
         return self._build(self.model_settings(overrides))
+
+    def describe_model(self, overrides: Overrides = None) -> str:
+        """`provider (model)` as in force, without loading or calling the model."""
+        model = self.chat_model(overrides)
+        return f"{model.provider} ({model.model})"
 
     async def list_models(
         self, overrides: Overrides = None, *, filters: Iterable[str] = ()
@@ -257,7 +197,3 @@ class ProviderService:
 
     def _build(self, settings: ModelSettings) -> ChatModel:
         return self.build_model(settings, self.keys.lookup(settings.provider).value)
-
-    @staticmethod
-    def _flags(overrides: Overrides) -> dict[str, Any]:
-        return {name: value for name, value in (overrides or {}).items() if value is not None}

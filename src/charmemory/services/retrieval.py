@@ -18,15 +18,13 @@ from typing import Any
 from charmemory.core.fusion import select
 from charmemory.core.injection import Injection, InjectionEntry, build_injection
 from charmemory.core.retrieval import (
+    Collection,
     MemoryItem,
     Provenance,
     build_query,
-    character_of,
     chunk_items_from_memory_file,
-    collection_name,
     dedupe_key,
     embedding_text,
-    is_chunk_collection,
     items_from_memory_file,
 )
 from charmemory.core.retrieval_settings import RetrievalSettings
@@ -101,40 +99,35 @@ class RetrievalService:
         else:
             self._settings = settings
 
-    # ---- where memories go ---------------------------------------------------------
+    # ---- what a collection holds ----------------------------------------------------
 
-    def settings_for(self, collection: str) -> RetrievalSettings:
-        return self._settings(character_of(collection))
+    def settings_for(self, collection: Collection) -> RetrievalSettings:
+        return self._settings(collection.character)
 
-    def collection_for(self, character: str, chat_id: str | None = None) -> str:
-        """The collection retrieval uses for a character (one chat's, in per-chat mode)."""
-        chunks = self._settings(character).granularity == "chunk"
-        return collection_name(character, chat_id, chunks=chunks)
-
-    def items_for(self, collection: str, file: str, memory: MemoryFile) -> list[MemoryItem]:
-        """What ``collection`` holds of a memory file: chunks or bullets, by its name."""
-        if is_chunk_collection(collection):
+    def items_for(self, collection: Collection, file: str, memory: MemoryFile) -> list[MemoryItem]:
+        """What ``collection`` holds of a memory file: chunks or bullets."""
+        if collection.chunks:
             chunks = self.settings_for(collection).chunks
-            return chunk_items_from_memory_file(collection, file, memory, chunks)
-        return items_from_memory_file(collection, file, memory)
+            return chunk_items_from_memory_file(collection.name, file, memory, chunks)
+        return items_from_memory_file(collection.name, file, memory)
 
     # ---- keeping the index in step -------------------------------------------------
 
     async def sync(
         self,
-        collection: str,
+        collection: Collection,
         items: Sequence[MemoryItem],
         *,
         on_progress: SyncProgress | None = None,
     ) -> SyncReport:
         """Make the collection's index hold exactly ``items``; only new texts are embedded."""
         return await self._index.sync(
-            collection, self._indexed(collection, items), on_progress=on_progress
+            collection.name, self._indexed(collection, items), on_progress=on_progress
         )
 
     async def sync_file(
         self,
-        collection: str,
+        collection: Collection,
         file: str,
         memory: MemoryFile,
         *,
@@ -147,7 +140,7 @@ class RetrievalService:
 
     async def revectorize(
         self,
-        collection: str,
+        collection: Collection,
         file: str,
         memory: MemoryFile,
         *,
@@ -156,37 +149,43 @@ class RetrievalService:
     ) -> SyncReport:
         """Embed every item of the file again; ``purge`` forgets the collection first."""
         if purge:
-            await self._index.purge(collection)
+            await self._index.purge(collection.name)
         items = self._indexed(collection, self.items_for(collection, file, memory))
-        return await self._index.sync(collection, items, on_progress=on_progress, reembed=not purge)
+        return await self._index.sync(
+            collection.name, items, on_progress=on_progress, reembed=not purge
+        )
 
-    async def plan_sync_file(self, collection: str, file: str, memory: MemoryFile) -> SyncReport:
+    async def plan_sync_file(
+        self, collection: Collection, file: str, memory: MemoryFile
+    ) -> SyncReport:
         """What `sync_file` would change now; nothing is embedded or written."""
         items = self._indexed(collection, self.items_for(collection, file, memory))
-        return await self._index.plan_sync(collection, items)
+        return await self._index.plan_sync(collection.name, items)
 
-    def _indexed(self, collection: str, items: Sequence[MemoryItem]) -> list[IndexItem]:
-        strangers = {item.collection for item in items} - {collection}
+    def _indexed(self, collection: Collection, items: Sequence[MemoryItem]) -> list[IndexItem]:
+        strangers = {item.collection for item in items} - {collection.name}
         if strangers:
-            raise ValueError(f"items of {', '.join(sorted(strangers))} synced into {collection}")
+            raise ValueError(
+                f"items of {', '.join(sorted(strangers))} synced into {collection.name}"
+            )
         context = self.settings_for(collection).context
         return [IndexItem(embedding_text(item, context), item.to_payload()) for item in items]
 
     # ---- answering -----------------------------------------------------------------
 
     async def search(
-        self, collection: str, query: str, k: int | None = None, *, record: bool = True
+        self, collection: Collection, query: str, k: int | None = None, *, record: bool = True
     ) -> list[Result]:
         return (await self.retrieve(collection, query, k, record=record)).results
 
     async def retrieve(
-        self, collection: str, query: str, k: int | None = None, *, record: bool = True
+        self, collection: Collection, query: str, k: int | None = None, *, record: bool = True
     ) -> Retrieval:
         """Ranked results and the injection text for ``query``; recorded unless told not."""
         return (await self.retrieve_many(collection, [query], k, record=record))[0]
 
     async def retrieve_for_chat(
-        self, collection: str, messages: Sequence[str], k: int | None = None
+        self, collection: Collection, messages: Sequence[str], k: int | None = None
     ) -> Retrieval:
         """Retrieve for the chat's last messages (``query_messages`` of them)."""
         query = build_query(messages, self.settings_for(collection).query_messages)
@@ -194,7 +193,7 @@ class RetrievalService:
 
     async def retrieve_many(
         self,
-        collection: str,
+        collection: Collection,
         queries: Sequence[str],
         k: int | None = None,
         *,
@@ -211,7 +210,7 @@ class RetrievalService:
         for query in asked:
             hits: list[IndexHit] = []
             if query:
-                hits = await self._index.search(collection, query, vector_of[query], pool)
+                hits = await self._index.search(collection.name, query, vector_of[query], pool)
             outcome = await self._answer(collection, settings, query, hits, top_k, record)
             outcomes.append(outcome)
         return outcomes
@@ -233,7 +232,7 @@ class RetrievalService:
 
     async def _answer(
         self,
-        collection: str,
+        collection: Collection,
         settings: RetrievalSettings,
         query: str,
         hits: list[IndexHit],
@@ -247,12 +246,12 @@ class RetrievalService:
             min_cosine=settings.min_cosine,
             dedupe_by=(lambda hit: dedupe_key(hit.payload["text"])) if settings.dedupe else None,
         )
-        results = [_result(collection, hit, score) for hit, score in chosen]
+        results = [_result(collection.name, hit, score) for hit, score in chosen]
         injection = build_injection(
             [_entry(result) for result in results], settings.injection_in_force
         )
         if not record:
-            return Retrieval(collection, query, results, injection, None)
+            return Retrieval(collection.name, query, results, injection, None)
         scores = {hit.key: score for hit, score in chosen}
         candidates = [
             {
@@ -268,20 +267,20 @@ class RetrievalService:
             for hit in hits
         ]
         record_id = await self._log.record(
-            collection, query, settings.to_dict(), candidates, injection.text
+            collection.name, query, settings.to_dict(), candidates, injection.text
         )
-        return Retrieval(collection, query, results, injection, record_id)
+        return Retrieval(collection.name, query, results, injection, record_id)
 
     # ---- looking at it -------------------------------------------------------------
 
-    async def last_retrieval(self, collection: str) -> RetrievalRecord | None:
-        return await self._log.last(collection)
+    async def last_retrieval(self, collection: Collection) -> RetrievalRecord | None:
+        return await self._log.last(collection.name)
 
-    async def purge(self, collection: str) -> int:
-        return await self._index.purge(collection)
+    async def purge(self, collection: Collection) -> int:
+        return await self._index.purge(collection.name)
 
-    async def stats(self, collection: str) -> IndexStats | None:
-        return await self._index.stats(collection)
+    async def stats(self, collection: Collection) -> IndexStats | None:
+        return await self._index.stats(collection.name)
 
 
 def _result(collection: str, hit: IndexHit, score: float) -> Result:

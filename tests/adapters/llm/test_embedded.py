@@ -17,13 +17,12 @@ from charmemory.adapters.model_install import (
     ModelNotInstalledError,
     load_installed,
 )
-from charmemory.composition import provider_service
+from charmemory.composition import App
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import ChatMessage
-from charmemory.services.extraction import ExtractionService
 from tests.support.extraction_fixtures import CHARACTER, make_workspace, message, write_chat
 
 LOCAL = ModelSettings(EMBEDDED, "", "")
@@ -98,7 +97,7 @@ async def test_extraction_saves_well_formed_memories_about_the_chat(
         "*She nods.* We leave at dawn the day after the delivery.",
     ]
     write_chat(ws, [message(i, is_user=i % 2 == 0, text=text) for i, text in enumerate(said)])
-    service = ExtractionService(ws, model=lambda: local_model)
+    service = App(ws, env={}, chat_model=lambda: local_model).extraction
 
     report = await service.extract(CHARACTER)
 
@@ -158,9 +157,9 @@ async def test_a_prompt_longer_than_the_context_is_explained() -> None:
 @pytest.mark.local_model
 async def test_a_workspace_with_no_provider_chosen_uses_the_local_model(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
-    providers = provider_service(ws, env={})
+    providers = App(ws, env={}).providers
 
-    assert providers.settings_in_force()["provider"].value == EMBEDDED
+    assert providers.settings.model_in_force()["provider"].value == EMBEDDED
     model = providers.chat_model()
     assert isinstance(model, EmbeddedModel) and model.model == DEFAULT_LOCAL_LLM.name
     listed = {info.id: info.extra["installed"] for info in await model.list_models()}

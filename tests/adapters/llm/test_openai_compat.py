@@ -359,7 +359,9 @@ async def test_missing_model_list_is_explained(
     llm_server: ScriptedLLMServer, make_model: ModelFactory
 ) -> None:
     llm_server.reply(404, body="Not Found")
-    with pytest.raises(ModelListUnavailableError, match=r"offers no model list.*config set model"):
+    with pytest.raises(
+        ModelListUnavailableError, match=r"no model list.*settings set model\.model"
+    ):
         await make_model("custom").list_models()
 
 

@@ -7,7 +7,7 @@ block (or NO_NEW_MEMORIES) when the request asks for memories, so even a small
 model always answers in a shape the parser reads.
 
 Options come from the provider's extra parameters, e.g.
-`charmemory config set extra_params '{"threads": 4}' --provider local`:
+`charmemory settings set model.extra_params '{"threads": 4}' --provider local`:
 `threads` (CPU threads, default: every usable core), `context_size` (tokens,
 default 8192), `repeat_penalty` (above 1 discourages the loops small models fall
 into, default 1.1) and `extraction_prompt` (`compact`, the default: extraction
@@ -284,7 +284,7 @@ class EmbeddedModel:
             raise PromptTooLongError(
                 f"the request does not fit the local model's context of "
                 f"{self.options.context_size} tokens: send fewer messages per call "
-                "(`charmemory settings set messages_per_call N`) or raise context_size "
+                "(`charmemory settings set extraction.messages_per_call N`) or raise context_size "
                 "in the local provider's extra_params"
             ) from None
 

@@ -188,7 +188,7 @@ class HttpChatModel(ABC):
                 status=error.status,
                 provider_message=error.provider_message,
                 hint=f"type the model id yourself: "
-                f"`charmemory config set model NAME --provider {self.provider}`",
+                f"`charmemory settings set model.model NAME --provider {self.provider}`",
             ) from None
 
     # -- shared --------------------------------------------------------------------

@@ -172,7 +172,7 @@ class Transport:
         return ProviderTimeoutError(
             self.endpoint.provider,
             f"no answer within the read timeout of {self.endpoint.read_timeout:g} s",
-            hint="reasoning models can be slow: `charmemory config set read_timeout 600`",
+            hint="reasoning models can be slow: `charmemory settings set model.read_timeout 600`",
         )
 
     def _connection_error(self, error: Exception, summary: str) -> ProviderConnectionError:

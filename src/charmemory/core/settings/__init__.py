@@ -1,0 +1,1 @@
+"""Every setting, declared once as data: its name, kind, range or choices, default and scopes."""
