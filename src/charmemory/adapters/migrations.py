@@ -4,8 +4,11 @@
 `sqlite_db.migrate` runs the rest, so migration N runs once, on a database at
 version N - 1. A released migration is therefore never edited: an edit reaches
 only new databases and leaves every older one behind, as the edit of
-migration 3 once did. To change the schema, append a function
-`mNNN_what_it_does` below and add it to the end of `MIGRATIONS`.
+migration 3 once did (migration 6 repairs it). To change the schema, append a
+function `mNNN_what_it_does` below and add it to the end of `MIGRATIONS`.
+
+tests/adapters/test_migrations.py upgrades a database of each earlier version,
+kept as the SQL that released code created, and compares it with a new one.
 """
 
 from __future__ import annotations
@@ -71,10 +74,10 @@ def m002_extraction_state(conn: sqlite3.Connection) -> None:
 
 
 def m003_retrieval_index(conn: sqlite3.Connection) -> None:
-    """The retrieval index and the log of retrievals (idempotent).
+    """The retrieval index and the log of retrievals (idempotent, for migration 6).
 
     As edited after release: it first also created an FTS5 table, the triggers
-    that fed it and the `scope` column they read.
+    that fed it and the `scope` column they read (see migration 6).
     """
     execute_all(
         conn,
@@ -153,6 +156,40 @@ def m005_retrieval_written(conn: sqlite3.Connection) -> None:
     )
 
 
+def m006_retrieval_without_fts(conn: sqlite3.Connection) -> None:
+    """Remove what migration 3 created before it was edited: the FTS5 table, its triggers, scope.
+
+    Databases made before the edit kept them, and there every write of today's
+    index fails, since it gives no `scope`. A database made after the edit
+    passes through unchanged.
+    """
+    execute_all(
+        conn,
+        "DROP TRIGGER IF EXISTS retrieval_items_ai",
+        "DROP TRIGGER IF EXISTS retrieval_items_ad",
+        "DROP TABLE IF EXISTS retrieval_fts",
+    )
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(retrieval_items)")}
+    if "scope" not in columns:
+        return
+    # Rebuilt, since SQLite drops a column only from 3.35; and by the steps that
+    # made the table in a new database, so that both end with the same schema.
+    execute_all(
+        conn,
+        "ALTER TABLE retrieval_items RENAME TO retrieval_items_with_scope",
+        "DROP INDEX IF EXISTS retrieval_items_by_written",
+    )
+    m003_retrieval_index(conn)
+    m005_retrieval_written(conn)
+    execute_all(
+        conn,
+        """INSERT INTO retrieval_items (id, collection_id, key, text, payload, vector, written)
+        SELECT id, collection_id, key, text, payload, vector, written
+        FROM retrieval_items_with_scope""",
+        "DROP TABLE retrieval_items_with_scope",
+    )
+
+
 # Migration N is the N-th entry: append only.
 MIGRATIONS: tuple[Migration, ...] = (
     m001_core,
@@ -160,4 +197,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     m003_retrieval_index,
     m004_memory_history,
     m005_retrieval_written,
+    m006_retrieval_without_fts,
 )
