@@ -30,9 +30,11 @@ from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot, worth_scoring
 from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.embed_onnx import OnnxEmbedder
+from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_index import RETRIEVAL_MIGRATIONS, SqliteIndex, item_key
+from charmemory.adapters.sqlite_db import migrate
+from charmemory.adapters.sqlite_index import SqliteIndex, item_key
 from charmemory.core.fusion import (
     DEFAULT_FUSION,
     Fusion,
@@ -142,8 +144,7 @@ def open_db(folder: Path, name: str) -> sqlite3.Connection:
     conn = sqlite3.connect(folder / name, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    for migration in RETRIEVAL_MIGRATIONS:
-        migration(conn)
+    migrate(conn, MIGRATIONS)
     return conn
 
 

@@ -9,8 +9,10 @@ import pytest
 
 from charmemory.adapters.collection_snapshot import Candidate, CollectionSnapshot
 from charmemory.adapters.compute_thread import on_compute_thread
+from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_index import RETRIEVAL_MIGRATIONS, SqliteIndex
+from charmemory.adapters.sqlite_db import migrate
+from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.errors import ConfigError
 from charmemory.ports import IndexItem, RetrievalIndex, RetrievalLog
 from tests.support.word_hash_embedder import WordHashEmbedder
@@ -18,8 +20,7 @@ from tests.support.word_hash_embedder import WordHashEmbedder
 
 def open_db(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    for migration in RETRIEVAL_MIGRATIONS:
-        migration(conn)
+    migrate(conn, MIGRATIONS)
     return conn
 
 
@@ -55,13 +56,6 @@ def items(texts: Sequence[str]) -> list[IndexItem]:
 async def search(index: SqliteIndex, embedder: WordHashEmbedder, query: str, k: int = 3):
     vector = (await embedder.embed([query]))[0]
     return await index.search("char:A", query, vector, k)
-
-
-def test_migration_is_idempotent(conn: sqlite3.Connection) -> None:
-    for migration in RETRIEVAL_MIGRATIONS:
-        migration(conn)
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"retrieval_collections", "retrieval_items", "retrievals"} <= tables
 
 
 async def test_sync_embeds_only_new_texts(

@@ -5,9 +5,11 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.embed_onnx import OnnxEmbedder
+from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_index import RETRIEVAL_MIGRATIONS, SqliteIndex
+from charmemory.adapters.sqlite_db import migrate
+from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.core.chunking import ChunkSettings, chunk_file
 from charmemory.core.fusion import SingleSignal
 from charmemory.core.retrieval import (
@@ -42,8 +44,7 @@ OTHER = Collection("char:Other", "Other")
 @pytest.fixture
 def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
-    for migration in RETRIEVAL_MIGRATIONS:
-        migration(conn)
+    migrate(conn, MIGRATIONS)
     yield conn
     conn.close()
 

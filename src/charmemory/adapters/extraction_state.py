@@ -20,50 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from charmemory.adapters.atomic_file import FileLocks
-from charmemory.adapters.sqlite_db import execute_all, transaction
+from charmemory.adapters.sqlite_db import transaction
 from charmemory.ports import ChatState, ExtractionSnapshot, PendingAppend
-
-
-def migrate_extraction_state(conn: sqlite3.Connection) -> None:
-    execute_all(
-        conn,
-        """CREATE TABLE extraction_chats (
-            character      TEXT NOT NULL,
-            chat           TEXT NOT NULL,
-            watermark      INTEGER NOT NULL DEFAULT -1,  -- last extracted message index
-            last_run_at    TEXT,                         -- ISO-8601 UTC
-            PRIMARY KEY (character, chat)
-        )""",
-        """CREATE TABLE extracted_messages (
-            character   TEXT NOT NULL,
-            chat        TEXT NOT NULL,
-            idx         INTEGER NOT NULL,
-            fingerprint TEXT NOT NULL,
-            PRIMARY KEY (character, chat, idx)
-        )""",
-        """CREATE TABLE pending_appends (
-            id          INTEGER PRIMARY KEY AUTOINCREMENT,
-            character   TEXT NOT NULL,
-            chat        TEXT NOT NULL,
-            file        TEXT NOT NULL,       -- memory file path relative to the workspace
-            block       TEXT NOT NULL,       -- the exact text appended ('' when nothing new)
-            first_idx   INTEGER NOT NULL,
-            last_idx    INTEGER NOT NULL,
-            fingerprints TEXT NOT NULL,      -- JSON {index: fingerprint} of the chunk
-            created_at  TEXT NOT NULL
-        )""",
-    )
-
-
-def migrate_cleared_state(conn: sqlite3.Connection) -> None:
-    execute_all(
-        conn,
-        """CREATE TABLE cleared_extraction_state (
-            character  TEXT PRIMARY KEY,
-            snapshot   TEXT NOT NULL,   -- JSON: every chat's watermark, last run, fingerprints
-            cleared_at TEXT NOT NULL
-        )""",
-    )
 
 
 class ExtractionState:

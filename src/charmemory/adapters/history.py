@@ -3,9 +3,6 @@
 A version holds the whole file as it was (zlib-compressed bytes, so an undo
 restores it byte for byte), or nothing when the file was deleted. A version
 identical to the one before it is not stored twice.
-
-The same migration also creates the table of consolidation previews: changes
-proposed for a memory file that wait for the user to apply them.
 """
 
 from __future__ import annotations
@@ -18,39 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from charmemory.adapters.atomic_file import digest_of
-from charmemory.adapters.sqlite_db import execute_all, transaction
+from charmemory.adapters.sqlite_db import transaction
 from charmemory.core.memory_history import Version
 from charmemory.errors import NotFoundError
-
-
-def migrate_memory_history(conn: sqlite3.Connection) -> None:
-    execute_all(
-        conn,
-        """CREATE TABLE memory_versions (
-            id        INTEGER PRIMARY KEY AUTOINCREMENT,
-            file      TEXT NOT NULL,      -- memory file path relative to the workspace
-            number    INTEGER NOT NULL,   -- 1, 2, ... per file
-            at        TEXT NOT NULL,      -- ISO-8601 UTC
-            cause     TEXT NOT NULL,      -- extraction, edit, undo, outside edit ...
-            detail    TEXT NOT NULL DEFAULT '',
-            digest    TEXT,               -- sha256 of the bytes; NULL: no file
-            size      INTEGER,
-            content   BLOB,               -- zlib-compressed bytes; NULL: no file
-            restores  INTEGER,            -- for an undo: the version brought back
-            UNIQUE (file, number)
-        )""",
-        """CREATE TABLE consolidation_previews (
-            id         INTEGER PRIMARY KEY AUTOINCREMENT,
-            created_at TEXT NOT NULL,
-            character  TEXT NOT NULL,
-            file       TEXT NOT NULL,     -- memory file path relative to the workspace
-            digest     TEXT,              -- the file's digest the preview was made from
-            strategy   TEXT NOT NULL,
-            payload    TEXT NOT NULL,     -- JSON: selection, diff, warnings, calls
-            result     BLOB NOT NULL,     -- the whole file as applying would write it
-            applied_at TEXT
-        )""",
-    )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Every retrieval as it happened, in the workspace database, for diagnostics.
 
-The ``retrievals`` table is created by the retrieval index migration
-(``migrate_retrieval_index``).
+The ``retrievals`` table is created with the retrieval index
+(``migrations.m003_retrieval_index``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The workspace's own SQLite database, upgraded by numbered migrations.
+"""The workspace's own SQLite database, upgraded by the numbered migrations of `migrations.py`.
 
 `PRAGMA user_version` records how many migrations ran. Each migration is a
 function that runs inside one transaction, so a crash mid-upgrade leaves the
@@ -25,29 +25,6 @@ def execute_all(conn: sqlite3.Connection, *statements: str) -> None:
     """
     for statement in statements:
         conn.execute(statement)
-
-
-def migrate_core(conn: sqlite3.Connection) -> None:
-    execute_all(
-        conn,
-        """CREATE TABLE settings (
-            scope TEXT NOT NULL,          -- '' for the workspace, 'character:<name>' ...
-            key   TEXT NOT NULL,
-            value TEXT NOT NULL,          -- JSON
-            PRIMARY KEY (scope, key)
-        )""",
-        """CREATE TABLE activity (
-            id        INTEGER PRIMARY KEY AUTOINCREMENT,
-            at        TEXT NOT NULL,
-            level     TEXT NOT NULL,      -- info | warning | error
-            kind      TEXT NOT NULL,      -- what happened, e.g. 'extract.call'
-            character TEXT,
-            chat      TEXT,
-            message   TEXT NOT NULL,
-            data      TEXT                -- JSON details
-        )""",
-        "CREATE INDEX activity_by_character ON activity (character, id)",
-    )
 
 
 class DatabaseTooNewError(CharMemoryError):

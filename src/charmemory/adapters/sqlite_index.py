@@ -8,10 +8,6 @@ Vectors are float32 blobs. A search loads the collection once into a snapshot
 exactly as a cosine over every row would. Each collection carries a version
 number bumped on every change, so a snapshot built by this process notices
 writes made by another one.
-
-The FTS5 table of the first schema is still kept up to date by its triggers,
-but searches no longer read it: its BM25 scored every row matching a common
-word, which cost up to 130 ms per query at 100,000 items.
 """
 
 from __future__ import annotations
@@ -29,61 +25,9 @@ import numpy as np
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot
 from charmemory.adapters.compute_thread import on_compute_thread
-from charmemory.adapters.sqlite_db import execute_all, transaction
+from charmemory.adapters.sqlite_db import transaction
 from charmemory.errors import ConfigError
 from charmemory.ports import Embedder, IndexHit, IndexItem, IndexStats, SyncProgress, SyncReport
-
-
-def migrate_retrieval_index(conn: sqlite3.Connection) -> None:
-    """Create the retrieval tables (idempotent)."""
-    execute_all(
-        conn,
-        """CREATE TABLE IF NOT EXISTS retrieval_collections (
-            id         INTEGER PRIMARY KEY,
-            name       TEXT NOT NULL UNIQUE,
-            model      TEXT NOT NULL,
-            dimensions INTEGER NOT NULL,
-            version    INTEGER NOT NULL DEFAULT 0,  -- bumped on every change
-            updated_at TEXT NOT NULL
-        )""",
-        """CREATE TABLE IF NOT EXISTS retrieval_items (
-            id            INTEGER PRIMARY KEY,
-            collection_id INTEGER NOT NULL REFERENCES retrieval_collections (id),
-            key           TEXT NOT NULL,  -- sha256 of model name and text
-            text          TEXT NOT NULL,  -- what is embedded and matched
-            payload       TEXT NOT NULL,  -- JSON returned with hits
-            vector        BLOB NOT NULL,  -- float32
-            UNIQUE (collection_id, key)
-        )""",
-        """CREATE TABLE IF NOT EXISTS retrievals (
-            id         INTEGER PRIMARY KEY AUTOINCREMENT,
-            at         TEXT NOT NULL,
-            collection TEXT NOT NULL,
-            query      TEXT NOT NULL,
-            settings   TEXT NOT NULL,  -- JSON
-            candidates TEXT NOT NULL,  -- JSON: every candidate with its scores
-            injected   TEXT NOT NULL
-        )""",
-        "CREATE INDEX IF NOT EXISTS retrievals_by_collection ON retrievals (collection, id)",
-    )
-
-
-def migrate_retrieval_written(conn: sqlite3.Connection) -> None:
-    """Record which collection version wrote each row, so a loaded collection reads only those.
-
-    Idempotent, like the first step.
-    """
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(retrieval_items)")}
-    if "written" not in columns:
-        conn.execute("ALTER TABLE retrieval_items ADD COLUMN written INTEGER NOT NULL DEFAULT 0")
-    conn.execute(
-        "CREATE INDEX IF NOT EXISTS retrieval_items_by_written "
-        "ON retrieval_items (collection_id, written)"
-    )
-
-
-# The retrieval schema's steps, in order (the workspace runs them among its own).
-RETRIEVAL_MIGRATIONS = (migrate_retrieval_index, migrate_retrieval_written)
 
 
 def item_key(model: str, text: str) -> str:
