@@ -40,7 +40,7 @@ from charmemory.core.consolidation_prompt import (
 from charmemory.core.memory_history import CONSOLIDATION
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.memory_file import parse_memory_file
-from charmemory.ports import ChatMessage, ChatModel
+from charmemory.ports import ChatMessage, ChatModel, ConsolidatedMemories
 from charmemory.services.memory_access import MemoryFileAccess
 from charmemory.services.providers import SettingsPort
 
@@ -195,7 +195,10 @@ class ConsolidationService:
             character,
         )
         completion = await model.complete(
-            messages, max_tokens=answer_allowance(chunk), temperature=TEMPERATURE
+            messages,
+            max_tokens=answer_allowance(chunk),
+            temperature=TEMPERATURE,
+            answer_format=ConsolidatedMemories(blocks_sent=len(chunk)),
         )
         try:
             return read_consolidation(

@@ -55,7 +55,7 @@ from charmemory.formats.memory_file import (
     delete_block,
     format_block_date,
 )
-from charmemory.ports import ChatMessage, ChatModel
+from charmemory.ports import ChatMessage, ChatModel, NewMemories
 from charmemory.services.retrieval import RetrievalService
 
 PROMPT_SETTING = "prompts.extraction"
@@ -286,7 +286,13 @@ class ExtractionService:
             report.prompts.append(prompt)
             return ChunkOutcome(first, last, [], [], [], nothing_new=False)
         parsed = await self._ask(
-            character, ref, prompt, settings, recent_is_empty=not recent, span=(first, last)
+            character,
+            ref,
+            prompt,
+            settings,
+            user_name=user_name,
+            recent_is_empty=not recent,
+            span=(first, last),
         )
         if not parsed.blocks and not parsed.nothing_new:
             self._state.mark_attempt(character.name, ref.id, self._clock())
@@ -330,6 +336,7 @@ class ExtractionService:
         prompt: list[ChatMessage],
         settings: ExtractionSettings,
         *,
+        user_name: str,
         recent_is_empty: bool,
         span: tuple[int, int],
     ) -> ParsedAnswer:
@@ -352,7 +359,10 @@ class ExtractionService:
         )
         try:
             completion = await model.complete(
-                prompt, max_tokens=settings.max_response_tokens, temperature=TEMPERATURE
+                prompt,
+                max_tokens=settings.max_response_tokens,
+                temperature=TEMPERATURE,
+                answer_format=NewMemories(settings.max_bullets, character.name, user_name),
             )
         except CharMemoryError as error:
             self._state.mark_attempt(character.name, ref.id, self._clock())

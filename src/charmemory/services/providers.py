@@ -23,7 +23,7 @@ from charmemory.core.model_settings import (
 )
 from charmemory.core.providers import PRESETS, preset_named
 from charmemory.errors import CharMemoryError, ConfigError
-from charmemory.ports import ChatMessage, ChatModel, ModelInfo, Usage
+from charmemory.ports import FREE_TEXT, ChatMessage, ChatModel, ModelInfo, Usage
 
 SENTINEL = "CHARMEMORY-OK"
 TEST_MESSAGES = (
@@ -218,7 +218,10 @@ class ProviderService:
         started = time.monotonic()
         try:
             completion = await model.complete(
-                TEST_MESSAGES, max_tokens=settings.max_tokens, temperature=settings.temperature
+                TEST_MESSAGES,
+                max_tokens=settings.max_tokens,
+                temperature=settings.temperature,
+                answer_format=FREE_TEXT,  # whether the model follows an instruction unaided
             )
         except CharMemoryError as error:
             seconds = time.monotonic() - started
