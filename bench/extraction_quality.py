@@ -59,7 +59,7 @@ from charmemory.core.extraction_prompt import (
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.message_cleaning import render_messages
 from charmemory.core.watermark import SourceMessage
-from charmemory.ports import ChatMessage
+from charmemory.ports import ChatMessage, NewMemories
 from charmemory.services.extraction import TEMPERATURE
 
 BENCH = Path(__file__).resolve().parent
@@ -124,6 +124,11 @@ class Excerpt:
             ChatMessage(role, content)  # type: ignore[arg-type]
             for role, content in render_prompt(DEFAULT_EXTRACTION_PROMPT, values)
         ]
+
+    @property
+    def wanted(self) -> NewMemories:
+        """The answer format an extraction call asks for."""
+        return NewMemories(SETTINGS.max_bullets, self.character, self.user)
 
 
 @dataclass
@@ -250,7 +255,7 @@ def prompt_for(
     messages = excerpt.prompt(saved)
     if candidate.prompt != "compact, no example":
         return messages
-    request = extraction_request(messages)
+    request = extraction_request(messages, excerpt.wanted)
     assert request is not None
     return compact_prompt(request, worked_example=False)
 
@@ -272,6 +277,7 @@ async def evaluate(
             prompt_for(candidate, excerpt, saved),
             max_tokens=SETTINGS.max_response_tokens,
             temperature=TEMPERATURE,
+            answer_format=excerpt.wanted,
         )
         score.seconds += time.perf_counter() - started
         score.prompt_tokens += completion.usage.prompt_tokens or 0

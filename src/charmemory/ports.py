@@ -60,6 +60,52 @@ class ModelInfo:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# ---- Answer formats -------------------------------------------------------------
+# What a caller needs the answer to be, said to the model in so many words: an adapter
+# never guesses it from the prompt's wording. Each adapter honours a format (a grammar,
+# an API's structured output) or ignores it explicitly, leaving it to the prompt.
+
+
+@dataclass(frozen=True)
+class FreeText:
+    """Any text: nothing holds the answer to a shape."""
+
+
+@dataclass(frozen=True)
+class NewMemories:
+    """What extraction reads: one `<memory>` block of at most `max_bullets` one-line
+    `- ` bullets, or NO_NEW_MEMORIES when the chat holds nothing new.
+
+    `character` is whose memories they are and `user` whom the chat is with; a model
+    that restates the request in its own words uses them to say who is who.
+    """
+
+    max_bullets: int
+    character: str = ""
+    user: str = ""
+
+
+@dataclass(frozen=True)
+class ConsolidatedMemories:
+    """What consolidation reads: `<memory sources="1,3">` blocks of one-line `- `
+    bullets, each naming the blocks sent (numbered 1 to `blocks_sent`) it draws on."""
+
+    blocks_sent: int
+
+
+@dataclass(frozen=True)
+class JsonAnswer:
+    """One JSON value that follows `schema`; `name` is the schema's name where an API
+    asks for one."""
+
+    name: str
+    schema: dict[str, Any]
+
+
+AnswerFormat = FreeText | NewMemories | ConsolidatedMemories | JsonAnswer
+FREE_TEXT = FreeText()
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """One configured LLM: a provider plus a model name."""
@@ -74,7 +120,7 @@ class ChatModel(Protocol):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
+        answer_format: AnswerFormat = FREE_TEXT,
     ) -> Completion: ...
 
     def stream(
@@ -84,6 +130,7 @@ class ChatModel(Protocol):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None = None,
+        answer_format: AnswerFormat = FREE_TEXT,
     ) -> AsyncIterator[StreamDelta]: ...
 
     async def list_models(self) -> list[ModelInfo]: ...

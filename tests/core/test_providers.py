@@ -87,13 +87,14 @@ def test_normalising_is_idempotent(scheme: str, host: str, path: str, tail: str)
 
 
 def test_schema_becomes_a_response_format_or_a_prompt_hint() -> None:
-    schema = {"title": "memory list!", "type": "object"}
-    assert response_format(schema, "json_schema") == {
+    schema = {"type": "object"}
+    assert response_format("memory list!", schema, "json_schema") == {
         "type": "json_schema",
         "json_schema": {"name": "memory_list_", "schema": schema},
     }
-    assert response_format(schema, "json_object") == {"type": "json_object"}
-    assert response_format(schema, "prompt") is None
+    assert response_format("", schema, "json_schema")["json_schema"]["name"] == "answer"
+    assert response_format("scene", schema, "json_object") == {"type": "json_object"}
+    assert response_format("scene", schema, "prompt") is None
     assert '"type": "object"' in json_schema_hint(schema)
 
 

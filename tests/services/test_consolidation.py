@@ -1,3 +1,4 @@
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -8,8 +9,10 @@ from charmemory.core.consolidation_answer import UnusableConsolidationError
 from charmemory.core.consolidation_prompt import DEFAULT_PROMPTS
 from charmemory.errors import ConflictError, NotFoundError
 from charmemory.formats.memory_file import MemoryBlock, parse_memory_file
+from charmemory.ports import ChatModel, Completion, ConsolidatedMemories
 from charmemory.services.consolidation import ConsolidationService
 from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
 
 CHAT_A = "Mira - 2026-02-15@10h00m00s123ms"
@@ -37,6 +40,10 @@ def write_memories(ws: Workspace, text: str = MEMORIES) -> Path:
 
 def consolidation(ws: Workspace, server: ScriptedLLMServer) -> ConsolidationService:
     return make_app(ws, server).consolidation
+
+
+def consolidation_by(ws: Workspace, model: Callable[[], ChatModel]) -> ConsolidationService:
+    return App(ws, env={}, chat_model=model).consolidation
 
 
 def app_of(ws: Workspace) -> App:
@@ -92,6 +99,23 @@ async def test_preview_writes_nothing_and_apply_writes_the_merge_with_its_date_r
     assert applied.version == 2 and applied.preview.applied_at is not None
     with pytest.raises(ConflictError, match="already applied"):
         await service.apply(preview.id)
+
+
+async def test_each_call_asks_for_blocks_that_name_only_the_blocks_it_sent(
+    ws: Workspace,
+) -> None:
+    write_memories(ws)
+
+    def keep_all(request: ChatRequest) -> Completion:
+        assert isinstance(request.answer_format, ConsolidatedMemories)
+        ids = ",".join(str(n) for n in range(1, request.answer_format.blocks_sent + 1))
+        return Completion(f'<memory sources="{ids}">\n- Mira owns a brass compass.\n</memory>')
+
+    model = FakeChatModel(keep_all)
+
+    await consolidation_by(ws, lambda: model).preview(CHARACTER)
+
+    assert [request.answer_format for request in model.requests] == [ConsolidatedMemories(3)]
 
 
 async def test_apply_is_refused_when_the_file_changed_after_the_preview(

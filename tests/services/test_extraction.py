@@ -11,6 +11,8 @@ import pytest
 
 from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.workspace import Workspace
+from charmemory.composition import App
+from charmemory.ports import Completion, NewMemories
 from charmemory.services.extraction import ExtractionService, UnusableAnswerError
 from tests.support.extraction_fixtures import (
     CHARACTER,
@@ -22,6 +24,7 @@ from tests.support.extraction_fixtures import (
     message,
     write_chat,
 )
+from tests.support.fake_chat_model import FakeChatModel
 from tests.support.scripted_llm import ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,6 +79,24 @@ async def test_extract_now_appends_one_block_and_never_resends(
     again = await service(ws, llm_server, clock).extract(CHARACTER)
     assert again.planned_messages == 0 and len(llm_server.requests) == 1
     assert memories(ws) == text
+
+
+async def test_each_call_asks_for_new_memories_of_the_character_with_the_user(
+    tmp_path: Path, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10, max_bullets=3)
+    write_chat(ws, alternating(20))
+    model = FakeChatModel(
+        lambda request: Completion(memory_block(f"Fact {len(model.requests)} about Alex."))
+    )
+
+    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+    report = await app.extraction.extract(CHARACTER)
+
+    assert report.saved == 2
+    assert [request.answer_format for request in model.requests] == [
+        NewMemories(max_bullets=3, character=CHARACTER, user="Alex")
+    ] * 2
 
 
 async def test_pile_up_during_cooldown_is_extracted_in_chunks_when_it_fires(

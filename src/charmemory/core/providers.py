@@ -136,10 +136,13 @@ def normalise_base_url(url: str) -> str:
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
-def response_format(schema: dict[str, Any], mode: StructuredOutput) -> dict[str, Any] | None:
-    """The OpenAI-style `response_format` for a schema, or None where the prompt carries it."""
+def response_format(
+    name: str, schema: dict[str, Any], mode: StructuredOutput
+) -> dict[str, Any] | None:
+    """The OpenAI-style `response_format` for a named schema, or None where the prompt
+    carries it."""
     if mode == "json_schema":
-        name = _SCHEMA_NAME.sub("_", str(schema.get("title") or "answer"))[:64]
+        name = _SCHEMA_NAME.sub("_", name)[:64] or "answer"
         return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
     if mode == "json_object":
         return {"type": "json_object"}

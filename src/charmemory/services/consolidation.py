@@ -38,6 +38,7 @@ from charmemory.ports import (
     Character,
     ChatMessage,
     ChatModel,
+    ConsolidatedMemories,
     Level,
     PreviewRepository,
 )
@@ -192,7 +193,10 @@ class ConsolidationService:
             character,
         )
         completion = await model.complete(
-            messages, max_tokens=answer_allowance(chunk), temperature=TEMPERATURE
+            messages,
+            max_tokens=answer_allowance(chunk),
+            temperature=TEMPERATURE,
+            answer_format=ConsolidatedMemories(blocks_sent=len(chunk)),
         )
         try:
             return read_consolidation(

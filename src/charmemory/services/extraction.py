@@ -53,6 +53,7 @@ from charmemory.ports import (
     ExtractionStateStore,
     LoadedChat,
     LoadedMemories,
+    NewMemories,
     PendingAppend,
 )
 from charmemory.services.memory_access import MemoryFileAccess
@@ -281,7 +282,13 @@ class ExtractionService:
             report.prompts.append(prompt)
             return ChunkOutcome(first, last, [], [], [], nothing_new=False)
         parsed = await self._ask(
-            character, ref, prompt, settings, recent_is_empty=not recent, span=(first, last)
+            character,
+            ref,
+            prompt,
+            settings,
+            user_name=user_name,
+            recent_is_empty=not recent,
+            span=(first, last),
         )
         if not parsed.blocks and not parsed.nothing_new:
             self._state.mark_attempt(character.name, ref.id, self._clock())
@@ -325,6 +332,7 @@ class ExtractionService:
         prompt: list[ChatMessage],
         settings: ExtractionSettings,
         *,
+        user_name: str,
         recent_is_empty: bool,
         span: tuple[int, int],
     ) -> ParsedAnswer:
@@ -347,7 +355,10 @@ class ExtractionService:
         )
         try:
             completion = await model.complete(
-                prompt, max_tokens=settings.max_response_tokens, temperature=TEMPERATURE
+                prompt,
+                max_tokens=settings.max_response_tokens,
+                temperature=TEMPERATURE,
+                answer_format=NewMemories(settings.max_bullets, character.name, user_name),
             )
         except CharMemoryError as error:
             self._state.mark_attempt(character.name, ref.id, self._clock())

@@ -17,6 +17,7 @@ from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import PRESETS, preset_named
 from charmemory.errors import CharMemoryError
 from charmemory.ports import (
+    FREE_TEXT,
     ActivityRecorder,
     ApiKeyStore,
     ChatMessage,
@@ -158,7 +159,10 @@ class ProviderService:
         started = time.monotonic()
         try:
             completion = await model.complete(
-                TEST_MESSAGES, max_tokens=settings.max_tokens, temperature=settings.temperature
+                TEST_MESSAGES,
+                max_tokens=settings.max_tokens,
+                temperature=settings.temperature,
+                answer_format=FREE_TEXT,  # whether the model follows an instruction unaided
             )
         except CharMemoryError as error:
             seconds = time.monotonic() - started

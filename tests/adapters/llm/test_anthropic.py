@@ -8,7 +8,14 @@ from charmemory.adapters.llm.provider_errors import (
     ProviderUnavailableError,
     ReasoningBudgetExhaustedError,
 )
-from charmemory.ports import ChatMessage, Usage
+from charmemory.ports import (
+    FREE_TEXT,
+    ChatMessage,
+    ConsolidatedMemories,
+    JsonAnswer,
+    NewMemories,
+    Usage,
+)
 from tests.adapters.llm.conftest import ModelFactory
 from tests.support.scripted_llm import ScriptedLLMServer, sse_event
 
@@ -95,18 +102,39 @@ async def test_messages_request_and_answer(
     }
 
 
-async def test_json_schema_is_described_in_the_system_prompt(
+async def test_a_json_answer_is_described_in_the_system_prompt(
     llm_server: ScriptedLLMServer, make_model: ModelFactory
 ) -> None:
     schema = {"type": "object", "properties": {"facts": {"type": "array"}}}
     llm_server.reply_anthropic_text('{"facts": []}')
     model = make_model("anthropic", structured_output="json_schema")
 
-    await model.complete(chat((U, "Extract.")), max_tokens=50, temperature=0, json_schema=schema)
+    await model.complete(
+        chat((U, "Extract.")),
+        max_tokens=50,
+        temperature=0,
+        answer_format=JsonAnswer("facts", schema),
+    )
 
     body = llm_server.requests[0].json
     assert "response_format" not in body
     assert json.dumps(schema) in body["system"]
+
+
+async def test_memory_formats_leave_the_request_as_free_text_sends_it(
+    llm_server: ScriptedLLMServer, make_model: ModelFactory
+) -> None:
+    formats = [FREE_TEXT, NewMemories(5, "Mira", "Alex"), ConsolidatedMemories(3)]
+    for _ in formats:
+        llm_server.reply_anthropic_text("<memory>\n- Mira owes Alex a favour.\n</memory>")
+    model = make_model("anthropic")
+    messages = chat((S, "Keep Mira's memory."), (U, "Extract."))
+
+    for answer_format in formats:
+        await model.complete(messages, max_tokens=50, temperature=0, answer_format=answer_format)
+
+    free, new, consolidated = (request.json for request in llm_server.requests)
+    assert free == new == consolidated and free["system"] == "Keep Mira's memory."
 
 
 async def test_out_of_tokens_while_thinking(

@@ -1,6 +1,8 @@
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,18 +13,35 @@ from charmemory.adapters.llm.embedded import (
     PromptTooLongError,
     build,
 )
+from charmemory.adapters.llm.embedded_grammar import consolidation_grammar, memory_grammar
 from charmemory.adapters.llm.factory import build_chat_model
 from charmemory.adapters.model_install import (
     DEFAULT_LOCAL_LLM,
+    InstalledModel,
     ModelNotInstalledError,
     load_installed,
 )
 from charmemory.composition import App
+from charmemory.core.consolidation_answer import read_consolidation
+from charmemory.core.consolidation_plan import SourceBlock
+from charmemory.core.consolidation_prompt import (
+    CONSERVATIVE,
+    DEFAULT_PROMPTS,
+    answer_allowance,
+    consolidation_messages,
+)
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.formats.memory_file import parse_memory_file
-from charmemory.ports import ChatMessage
+from charmemory.ports import (
+    FREE_TEXT,
+    ChatMessage,
+    ConsolidatedMemories,
+    JsonAnswer,
+    NewMemories,
+)
+from tests.adapters.llm.test_embedded_prompt import REWORDED, rendered
 from tests.support.extraction_fixtures import CHARACTER, make_workspace, message, write_chat
 
 LOCAL = ModelSettings(EMBEDDED, "", "")
@@ -75,6 +94,114 @@ def test_an_unknown_local_model_lists_the_known_ones() -> None:
         build(ModelSettings(EMBEDDED, "gpt-9", ""))
 
 
+# ---- what the runtime is asked to do --------------------------------------------------
+
+
+class StandInRuntime:
+    """Takes llama-cpp-python's place: records what each generation is given and reads a
+    grammar back as its GBNF text, so no model has to be loaded."""
+
+    ANSWER = "<memory>\n- Rowan went to the salt kilns.\n</memory>"
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.LlamaGrammar = self  # LlamaGrammar.from_string(...)
+
+    def Llama(self, **_options: Any) -> "StandInRuntime":  # noqa: N802 - the runtime's name
+        return self
+
+    def from_string(self, grammar: str, *, verbose: bool) -> str:
+        return grammar
+
+    def create_chat_completion(self, messages: list[dict[str, str]], **options: Any) -> Any:
+        self.calls.append({"messages": messages, **options})
+        if options["stream"]:
+            return iter(
+                [{"choices": [{"delta": {"content": self.ANSWER}, "finish_reason": "stop"}]}]
+            )
+        choice = {"message": {"content": self.ANSWER}, "finish_reason": "stop"}
+        return {"choices": [choice], "usage": {}}
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> StandInRuntime:
+    stand_in = StandInRuntime()
+    monkeypatch.setitem(sys.modules, "stand_in_llama_cpp", stand_in)
+    monkeypatch.setattr(embedded, "RUNTIME_MODULE", "stand_in_llama_cpp")
+    return stand_in
+
+
+def unloaded(tmp_path: Path, **options: Any) -> EmbeddedModel:
+    installed = InstalledModel(DEFAULT_LOCAL_LLM, tmp_path)
+    return EmbeddedModel(installed, EmbeddedOptions(threads=1, **options))
+
+
+def as_sent(messages: list[ChatMessage]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+async def test_a_reworded_extraction_prompt_still_gets_the_memory_grammar(
+    runtime: StandInRuntime, tmp_path: Path
+) -> None:
+    reworded = rendered(template=REWORDED)
+    assert not any("NO_NEW_MEMORIES" in m.content or "at most" in m.content for m in reworded)
+
+    await unloaded(tmp_path).complete(
+        reworded, max_tokens=99, temperature=0, answer_format=NewMemories(5, "Mira", "Alex")
+    )
+
+    call = runtime.calls[0]
+    assert call["grammar"] == memory_grammar(5)
+    final = call["messages"][-1]["content"]  # the short prompt, names from the caller
+    assert final.startswith("The character is Mira. The user plays Alex.\n\n<character_card>")
+
+
+async def test_free_text_is_never_held_to_a_grammar_whatever_the_prompt_says(
+    runtime: StandInRuntime, tmp_path: Path
+) -> None:
+    default = rendered()  # names NO_NEW_MEMORIES and carries every extraction section
+    model = unloaded(tmp_path)
+
+    await model.complete(default, max_tokens=99, temperature=0)
+    _ = [delta async for delta in model.stream(default, max_tokens=99, temperature=0)]
+    await model.complete(default, max_tokens=99, temperature=0, answer_format=FREE_TEXT)
+
+    for call in runtime.calls:
+        assert call["grammar"] is None and call["messages"] == as_sent(default)
+
+
+async def test_as_sent_keeps_the_callers_prompt_and_still_holds_the_answer(
+    runtime: StandInRuntime, tmp_path: Path
+) -> None:
+    default = rendered()
+
+    await unloaded(tmp_path, extraction_prompt="as-sent").complete(
+        default, max_tokens=99, temperature=0, answer_format=NewMemories(5, "Mira", "Alex")
+    )
+
+    assert runtime.calls[0]["messages"] == as_sent(default)
+    assert runtime.calls[0]["grammar"] == memory_grammar(5)
+
+
+async def test_a_stream_is_held_to_the_format_asked_for(
+    runtime: StandInRuntime, tmp_path: Path
+) -> None:
+    request = [ChatMessage("user", "Consolidate these two blocks.")]
+    model = unloaded(tmp_path)
+
+    deltas = [
+        delta
+        async for delta in model.stream(
+            request, max_tokens=99, temperature=0, answer_format=ConsolidatedMemories(2)
+        )
+    ]
+
+    assert "".join(d.text for d in deltas) == StandInRuntime.ANSWER
+    call = runtime.calls[0]
+    assert call["stream"] and call["grammar"] == consolidation_grammar(2)
+    assert call["messages"] == as_sent(request)
+
+
 # ---- with the installed model -------------------------------------------------------
 
 
@@ -124,11 +251,43 @@ async def test_a_json_schema_holds_the_answer_to_it(local_model: EmbeddedModel) 
         [ChatMessage("user", "Name the capital of France and its country.")],
         max_tokens=60,
         temperature=0,
-        json_schema=schema,
+        answer_format=JsonAnswer("capital", schema),
     )
     answer = json.loads(completion.text)
     assert set(answer) == {"city", "country"}
     assert completion.model == DEFAULT_LOCAL_LLM.name and completion.usage.completion_tokens
+
+
+@pytest.mark.local_model
+async def test_consolidated_memories_come_back_in_blocks_that_name_their_sources(
+    local_model: EmbeddedModel,
+) -> None:
+    chunk = [
+        SourceBlock(0, "Mira - 2026-03-01", "2026-03-01", ("Alex's brother Rowan went missing.",)),
+        SourceBlock(
+            1,
+            "Mira - 2026-03-04",
+            "2026-03-04",
+            ("Rowan, Alex's brother, is missing.", "Mira promised to find Rowan."),
+        ),
+        SourceBlock(
+            2, "Mira - 2026-03-09", "2026-03-09", ("Mira owes the harbour guild 40 crowns.",)
+        ),
+    ]
+    messages = [
+        ChatMessage(role, content)  # type: ignore[arg-type]
+        for role, content in consolidation_messages(DEFAULT_PROMPTS[CONSERVATIVE], "Mira", chunk)
+    ]
+
+    completion = await local_model.complete(
+        messages,
+        max_tokens=answer_allowance(chunk),
+        temperature=0.2,
+        answer_format=ConsolidatedMemories(len(chunk)),
+    )
+
+    proposed = read_consolidation(completion.text, chunk, finish_reason=completion.finish_reason)
+    assert proposed, completion.text
 
 
 @pytest.mark.local_model

@@ -1,11 +1,7 @@
-import pytest
-
 from charmemory.adapters.llm.embedded_prompt import (
     EXAMPLE_ANSWER,
-    asks_for_memories,
     compact_prompt,
     extraction_request,
-    memory_grammar,
 )
 from charmemory.core.extraction_answer import parse_answer
 from charmemory.core.extraction_prompt import (
@@ -13,21 +9,40 @@ from charmemory.core.extraction_prompt import (
     PromptValues,
     render_prompt,
 )
-from charmemory.ports import ChatMessage
+from charmemory.ports import ChatMessage, NewMemories
 
 CHAT = 'Alex: "My brother Rowan works the salt kilns."\n\nMira: "Then we fly there at dawn."'
+WANTED = NewMemories(5, "Mira", "Alex")
+# The user's own wording: it neither names the characters in the default prompt's
+# sentence nor says "at most N bullets".
+REWORDED = """\
+@system
+Be {{char}}'s diary. Note what matters about {{user}}; {{maxBullets}} notes tops.
+@user
+<character_card>
+{{charCard}}
+</character_card>
+
+<chat_messages>
+{{recentMessages}}
+</chat_messages>
+"""
 
 
-def rendered(existing: str = "", card: str = "Mira captains the airship Kestrel.") -> list:
+def rendered(
+    existing: str = "",
+    card: str = "Mira captains the airship Kestrel.",
+    template: str = DEFAULT_EXTRACTION_PROMPT,
+) -> list:
     values = PromptValues("Mira", "Alex", card, existing, CHAT, max_bullets=5)
     return [
         ChatMessage(role, content)  # type: ignore[arg-type]
-        for role, content in render_prompt(DEFAULT_EXTRACTION_PROMPT, values)
+        for role, content in render_prompt(template, values)
     ]
 
 
 def test_the_default_extraction_prompt_is_read_back_into_its_sections() -> None:
-    request = extraction_request(rendered())
+    request = extraction_request(rendered(), WANTED)
     assert request is not None
     assert request.card == "Mira captains the airship Kestrel."
     assert request.chat == CHAT
@@ -36,8 +51,20 @@ def test_the_default_extraction_prompt_is_read_back_into_its_sections() -> None:
     assert (request.char, request.user) == ("Mira", "Alex")
 
 
+def test_who_is_who_and_how_many_bullets_come_from_the_caller_not_the_wording() -> None:
+    request = extraction_request(rendered(template=REWORDED), NewMemories(3, "Mira", "Alex"))
+    assert request is not None
+    assert (request.char, request.user, request.max_bullets) == ("Mira", "Alex", 3)
+    assert (request.card, request.chat) == ("Mira captains the airship Kestrel.", CHAT)
+    prompt = compact_prompt(request)
+    assert prompt[-1].content.startswith("The character is Mira. The user plays Alex.")
+    assert "at most 3 bullets" in prompt[0].content
+
+
 def test_the_short_prompt_says_who_is_who_and_writes_out_the_card_placeholders() -> None:
-    request = extraction_request(rendered(card="{{char}} flies the Kestrel; {{ User }} is aboard."))
+    request = extraction_request(
+        rendered(card="{{char}} flies the Kestrel; {{ User }} is aboard."), WANTED
+    )
     assert request is not None
     final = compact_prompt(request)[-1].content
     assert final.startswith("The character is Mira. The user plays Alex.\n\n<character_card>")
@@ -46,7 +73,7 @@ def test_the_short_prompt_says_who_is_who_and_writes_out_the_card_placeholders()
 
 def test_saved_memories_are_carried_into_the_rules_as_prose() -> None:
     existing = "From 2026-02-15 10:42:\n- Alex is afraid of heights.\n- Rowan is missing."
-    request = extraction_request(rendered(existing=existing))
+    request = extraction_request(rendered(existing=existing), WANTED)
     assert request is not None
     prompt = compact_prompt(request)
     assert [m.role for m in prompt] == ["system", "user", "assistant", "user"]
@@ -61,7 +88,7 @@ def test_saved_memories_are_carried_into_the_rules_as_prose() -> None:
 
 
 def test_without_the_worked_example_the_prompt_is_rules_then_request() -> None:
-    request = extraction_request(rendered(card=""))
+    request = extraction_request(rendered(card=""), WANTED)
     assert request is not None
     prompt = compact_prompt(request, worked_example=False)
     assert [m.role for m in prompt] == ["system", "user"]
@@ -69,45 +96,20 @@ def test_without_the_worked_example_the_prompt_is_rules_then_request() -> None:
     assert "(no character card)" in prompt[1].content
 
 
-def test_a_prompt_that_names_nobody_gets_the_short_prompt_without_names() -> None:
-    unnamed = [
-        ChatMessage("system", "Write memories or NO_NEW_MEMORIES."),
-        ChatMessage(
-            "user",
-            f"<character_card>\n{{{{char}}}} sails.\n</character_card>\n\n"
-            f"<chat_messages>\n{CHAT}\n</chat_messages>",
-        ),
-    ]
-    request = extraction_request(unnamed)
+def test_a_caller_that_names_nobody_gets_the_short_prompt_without_names() -> None:
+    request = extraction_request(
+        rendered(card="{{char}} sails.", template=REWORDED), NewMemories(max_bullets=8)
+    )
     assert request is not None and (request.char, request.user) == ("", "")
     final = compact_prompt(request)[-1].content
     assert final.startswith("<character_card>\n{{char}} sails.")
 
 
-def test_other_requests_are_left_alone() -> None:
-    hello = [ChatMessage("user", "Reply with exactly this text: CHARMEMORY-OK")]
-    assert not asks_for_memories(hello)
-    assert extraction_request(hello) is None
-    # A custom prompt that names the sentinel but has no chat section is sent as written.
+def test_a_prompt_without_a_chat_section_has_no_short_form() -> None:
     custom = [ChatMessage("user", f"Summarise this chat or say NO_NEW_MEMORIES.\n{CHAT}")]
-    assert asks_for_memories(custom)
-    assert extraction_request(custom) is None
+    assert extraction_request(custom, WANTED) is None
 
 
 def test_the_worked_example_answer_is_what_the_parser_reads() -> None:
     parsed = parse_answer(EXAMPLE_ANSWER, max_bullets=8)
     assert len(parsed.bullets) == 3 and not parsed.warnings
-
-
-def test_the_grammar_allows_as_many_bullets_as_asked() -> None:
-    grammar = memory_grammar(3)
-    root = grammar.splitlines()[0]
-    assert root.count("bullet") == 3 and root.count("bullet?") == 2
-    assert '"NO_NEW_MEMORIES"' in root
-    with pytest.raises(ValueError, match="at least 1"):
-        memory_grammar(0)
-
-
-def test_the_grammar_compiles_in_llama_cpp() -> None:
-    llama_cpp = pytest.importorskip("llama_cpp")
-    llama_cpp.LlamaGrammar.from_string(memory_grammar(8), verbose=False)

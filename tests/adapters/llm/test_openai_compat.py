@@ -14,7 +14,15 @@ from charmemory.adapters.llm.provider_errors import (
     RateLimitedError,
     ReasoningBudgetExhaustedError,
 )
-from charmemory.ports import ChatMessage, ChatModel, Usage
+from charmemory.ports import (
+    FREE_TEXT,
+    ChatMessage,
+    ChatModel,
+    ConsolidatedMemories,
+    JsonAnswer,
+    NewMemories,
+    Usage,
+)
 from tests.adapters.llm.conftest import ModelFactory, RecordedSleeps
 from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, sse_event
 
@@ -306,24 +314,70 @@ async def test_extra_parameters_are_merged_into_every_request(
         assert "temperature" not in request.json  # null removes a field
 
 
-async def test_json_schema_uses_response_format_where_supported(
+SCENE = JsonAnswer(
+    "scene memory",
+    {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "content": {"type": "string"},
+            "keywords": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["title", "content", "keywords"],
+    },
+)
+
+
+async def test_a_json_answer_is_asked_for_as_the_provider_supports(
     llm_server: ScriptedLLMServer, make_model: ModelFactory
 ) -> None:
-    schema = {"title": "memories", "type": "array", "items": {"type": "string"}}
-    for _ in range(2):
-        llm_server.reply_text("[]")
+    for _ in range(3):
+        llm_server.reply_text("{}")
 
-    await make_model("openai").complete(HELLO, max_tokens=9, temperature=0, json_schema=schema)
-    await make_model("deepseek").complete(HELLO, max_tokens=9, temperature=0, json_schema=schema)
+    for provider in ("openai", "deepseek", "nvidia"):  # json_schema, json_object, prompt
+        await make_model(provider).complete(HELLO, max_tokens=9, temperature=0, answer_format=SCENE)
 
-    strict, plain = (request.json for request in llm_server.requests)
+    strict, plain, prompted = (request.json for request in llm_server.requests)
     assert strict["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "memories", "schema": schema},
+        "json_schema": {"name": "scene_memory", "schema": SCENE.schema},
     }
     assert strict["messages"][0]["content"] == "You are terse."
     assert plain["response_format"] == {"type": "json_object"}
-    assert json.dumps(schema) in plain["messages"][0]["content"]
+    assert "response_format" not in prompted
+    for body in (plain, prompted):
+        assert json.dumps(SCENE.schema) in body["messages"][0]["content"]
+
+
+async def test_a_streamed_json_answer_is_asked_for_too(
+    llm_server: ScriptedLLMServer, make_model: ModelFactory
+) -> None:
+    llm_server.reply_stream(['{"title": "Dawn"}'])
+    model = make_model("openai")
+
+    deltas = [
+        d async for d in model.stream(HELLO, max_tokens=9, temperature=0, answer_format=SCENE)
+    ]
+
+    assert "".join(d.text for d in deltas) == '{"title": "Dawn"}'
+    assert llm_server.requests[0].json["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("provider", ["openai", "deepseek", "nanogpt"])
+async def test_memory_formats_leave_the_request_as_free_text_sends_it(
+    llm_server: ScriptedLLMServer, make_model: ModelFactory, provider: str
+) -> None:
+    formats = [FREE_TEXT, NewMemories(5, "Mira", "Alex"), ConsolidatedMemories(3)]
+    for _ in formats:
+        llm_server.reply_text("<memory>\n- Mira owes Alex a favour.\n</memory>")
+    model = make_model(provider)
+
+    for answer_format in formats:
+        await model.complete(HELLO, max_tokens=9, temperature=0, answer_format=answer_format)
+
+    free, new, consolidated = (request.json for request in llm_server.requests)
+    assert free == new == consolidated
+    assert "response_format" not in free and free["messages"][0]["content"] == "You are terse."
 
 
 async def test_openrouter_credits_the_app(

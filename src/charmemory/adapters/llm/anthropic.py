@@ -21,7 +21,7 @@ from charmemory.adapters.llm.http_model import HttpChatModel, StreamDecoder, usa
 from charmemory.adapters.llm.provider_errors import error_in_payload
 from charmemory.adapters.llm.sse import ServerSentEvent
 from charmemory.core.model_catalog import sorted_models
-from charmemory.ports import ChatMessage, Completion, ModelInfo, StreamDelta, Usage
+from charmemory.ports import ChatMessage, Completion, JsonAnswer, ModelInfo, StreamDelta, Usage
 
 API_VERSION = "2023-06-01"
 MAX_TEMPERATURE = 1.0
@@ -79,7 +79,7 @@ class AnthropicModel(HttpChatModel):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
-        json_schema: dict[str, Any] | None,
+        json_answer: JsonAnswer | None,  # described in the system prompt instead
         stream: bool,
     ) -> dict[str, Any]:
         system, turns = anthropic_messages(messages)

@@ -2,17 +2,17 @@
 
 No server, no API key, no network: the weights come from `charmemory local-models
 install` and run through llama-cpp-python on the CPU, off the event loop. Answers
-are constrained by a grammar: a JSON schema when the caller gives one, the memory
-block (or NO_NEW_MEMORIES) when the request asks for memories, so even a small
-model always answers in a shape the parser reads.
+are held by a grammar to the format the caller asks for (embedded_grammar.py), so
+even a small model always answers in a shape the parser reads.
 
 Options come from the provider's extra parameters, e.g.
 `charmemory settings set model.extra_params '{"threads": 4}' --provider local`:
 `threads` (CPU threads, default: every usable core), `context_size` (tokens,
 default 8192), `repeat_penalty` (above 1 discourages the loops small models fall
-into, default 1.1) and `extraction_prompt` (`compact`, the default: extraction
-requests are asked again with a short prompt suited to small models; `as-sent`:
-the prompt exactly as the caller wrote it).
+into, default 1.1) and `extraction_prompt` (`compact`, the default: a request for
+new memories that carries the extraction prompt's sections is asked again with a
+short prompt suited to small models; `as-sent`: the prompt exactly as the caller
+wrote it).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
-import json
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -29,13 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from charmemory.adapters.llm.embedded_prompt import (
-    DEFAULT_MAX_BULLETS,
-    asks_for_memories,
-    compact_prompt,
-    extraction_request,
-    memory_grammar,
-)
+from charmemory.adapters.llm.embedded_grammar import answer_grammar
+from charmemory.adapters.llm.embedded_prompt import compact_prompt, extraction_request
 from charmemory.adapters.llm.http_model import with_system_prompt
 from charmemory.adapters.model_install import (
     DEFAULT_LOCAL_LLM,
@@ -49,7 +43,16 @@ from charmemory.adapters.model_install import (
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import CharMemoryError, ConfigError, NotFoundError
-from charmemory.ports import ChatMessage, Completion, ModelInfo, StreamDelta, Usage
+from charmemory.ports import (
+    FREE_TEXT,
+    AnswerFormat,
+    ChatMessage,
+    Completion,
+    ModelInfo,
+    NewMemories,
+    StreamDelta,
+    Usage,
+)
 
 RUNTIME_MODULE = "llama_cpp"
 RUNTIME_HINT = (
@@ -177,11 +180,11 @@ class EmbeddedModel:
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
+        answer_format: AnswerFormat = FREE_TEXT,
     ) -> Completion:
         def generate() -> Any:
             with self._lock, self._fitting_the_context():
-                return self._generate(messages, max_tokens, temperature, stop, json_schema)
+                return self._generate(messages, max_tokens, temperature, stop, answer_format)
 
         answer = await asyncio.to_thread(generate)
         choice = answer["choices"][0]
@@ -200,6 +203,7 @@ class EmbeddedModel:
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None = None,
+        answer_format: AnswerFormat = FREE_TEXT,
     ) -> AsyncIterator[StreamDelta]:
         """Deltas as the model writes them; closing the iterator stops the generation."""
         loop = asyncio.get_running_loop()
@@ -210,7 +214,7 @@ class EmbeddedModel:
             try:
                 with self._lock, self._fitting_the_context():
                     chunks = self._generate(
-                        messages, max_tokens, temperature, stop, None, stream=True
+                        messages, max_tokens, temperature, stop, answer_format, stream=True
                     )
                     for delta in _deltas(chunks):
                         if stopped.is_set():
@@ -252,17 +256,15 @@ class EmbeddedModel:
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
-        json_schema: dict[str, Any] | None,
+        answer_format: AnswerFormat,
         *,
         stream: bool = False,
     ) -> Any:
         llama_cpp = importlib.import_module(RUNTIME_MODULE)
         llama = self._loaded(llama_cpp)
-        prompt, grammar = self._prompt_and_grammar(messages, json_schema)
-        if json_schema is not None:
-            grammar = llama_cpp.llama_grammar.json_schema_to_gbnf(json.dumps(json_schema))
+        grammar = answer_grammar(answer_format)
         return llama.create_chat_completion(
-            [{"role": m.role, "content": m.content} for m in prompt],
+            [{"role": m.role, "content": m.content} for m in self._prompt(messages, answer_format)],
             max_tokens=max_tokens,
             temperature=temperature,
             repeat_penalty=self.options.repeat_penalty,
@@ -288,18 +290,17 @@ class EmbeddedModel:
                 "in the local provider's extra_params"
             ) from None
 
-    def _prompt_and_grammar(
-        self, messages: Sequence[ChatMessage], json_schema: dict[str, Any] | None
-    ) -> tuple[list[ChatMessage], str | None]:
-        """The prompt to send, and the memory grammar when memories are asked for."""
+    def _prompt(
+        self, messages: Sequence[ChatMessage], answer_format: AnswerFormat
+    ) -> list[ChatMessage]:
+        """The prompt to send: a request for new memories in the short prompt's words,
+        where it carries the sections that prompt needs and the options allow it."""
         prompt = list(messages)
-        grammar = None
-        if json_schema is None and asks_for_memories(messages):
-            request = extraction_request(messages)
-            if request is not None and self.options.extraction_prompt == "compact":
+        if isinstance(answer_format, NewMemories) and self.options.extraction_prompt == "compact":
+            request = extraction_request(messages, answer_format)
+            if request is not None:
                 prompt = compact_prompt(request)
-            grammar = memory_grammar(request.max_bullets if request else DEFAULT_MAX_BULLETS)
-        return with_system_prompt(prompt, self._system_prompt), grammar
+        return with_system_prompt(prompt, self._system_prompt)
 
     def _loaded(self, llama_cpp: Any) -> Any:
         if self._llama is None:

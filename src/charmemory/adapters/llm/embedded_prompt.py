@@ -1,13 +1,12 @@
-"""How the embedded model is asked for memories: a short prompt and an answer grammar.
+"""How the embedded model asks for new memories in its own words: a short prompt.
 
 Small local models follow the long default extraction prompt poorly: they copy
 chat lines word for word and restate the card (bench/extraction_quality.py
-measures it). So when a request carries the extraction prompt's sections, the
-embedded model can ask again in its own words: short rules (with the saved
-memories as prose), one worked example as an earlier turn of the conversation,
-then the card and the chat. Whatever the
-prompt, the answer is held by a grammar to what the answer parser reads: one
-`<memory>` block of `- ` bullets, or NO_NEW_MEMORIES.
+measures it). So when the caller asks for new memories and the request carries
+the extraction prompt's sections, the embedded model can ask again in its own
+words: short rules (with the saved memories as prose), one worked example as an
+earlier turn of the conversation, then the card and the chat. Who is who and how
+many bullets come from the caller's answer format, never from the prompt's wording.
 """
 
 from __future__ import annotations
@@ -17,32 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.core.extraction_answer import SENTINEL
-from charmemory.core.extraction_prompt import DEFAULT_EXTRACTION_PROMPT, NO_CARD, NO_MEMORIES
-from charmemory.ports import ChatMessage
-
-DEFAULT_MAX_BULLETS = 8
+from charmemory.core.extraction_prompt import NO_CARD, NO_MEMORIES
+from charmemory.ports import ChatMessage, NewMemories
 
 _SECTION = r"<{0}>\n(.*?)\n</{0}>"
 _CARD = re.compile(_SECTION.format("character_card"), re.S)
 _EXISTING = re.compile(_SECTION.format("existing_memories"), re.S)
 _CHAT = re.compile(_SECTION.format("chat_messages"), re.S)
-_MAX_BULLETS = re.compile(r"at most\s+(\d{1,3})\s+bullets", re.I)
 _CARD_PLACEHOLDER = re.compile(r"\{\{\s*(char|user)\s*\}\}", re.I)
-
-
-def _names_pattern(template: str) -> re.Pattern[str]:
-    """The default prompt's sentence naming the character and the user, as a pattern."""
-    start = template.index("{{char}}")
-    end = template.index("{{user}}", start) + len("{{user}}") + 1  # and the mark after it
-    sentence = template[template.rfind("\n", 0, start) + 1 : end]
-    pattern = re.escape(sentence)
-    pattern = pattern.replace(re.escape("{{char}}"), "(?P<char>[^\n]+?)", 1)
-    return re.compile(pattern.replace(re.escape("{{user}}"), "(?P<user>[^\n]+?)", 1))
-
-
-# Who is who is read from the default prompt's own wording; a custom prompt that says
-# it differently gets the short prompt without names.
-_NAMES = _names_pattern(DEFAULT_EXTRACTION_PROMPT)
 
 SYSTEM = f"""\
 You write the long-term memory of a role-play character. You read a chat and note \
@@ -94,34 +75,28 @@ class ExtractionRequest:
     existing_memories: str
     chat: str
     max_bullets: int
-    char: str = ""  # empty when the prompt does not say
+    char: str = ""  # empty when the caller does not say
     user: str = ""
 
 
-def asks_for_memories(messages: Sequence[ChatMessage]) -> bool:
-    """Whether the request expects the memory-block answer (it names the sentinel)."""
-    return any(SENTINEL in message.content for message in messages)
-
-
-def extraction_request(messages: Sequence[ChatMessage]) -> ExtractionRequest | None:
-    """The sections of an extraction request, or None when it is some other request."""
-    if not asks_for_memories(messages):
-        return None
+def extraction_request(
+    messages: Sequence[ChatMessage], wanted: NewMemories
+) -> ExtractionRequest | None:
+    """The sections of a request for new memories, or None when its last user message
+    has no `<chat_messages>` section (a prompt the short one cannot stand in for)."""
     users = [message.content for message in messages if message.role == "user"]
     request = users[-1] if users else ""
     chat = _CHAT.search(request)
     if chat is None:
         return None
     card, existing = _CARD.search(request), _EXISTING.search(request)
-    everything = "\n".join(message.content for message in messages)
-    cap, names = _MAX_BULLETS.search(everything), _NAMES.search(everything)
     return ExtractionRequest(
         card=_unless(card.group(1) if card else "", NO_CARD),
         existing_memories=_unless(existing.group(1) if existing else "", NO_MEMORIES),
         chat=chat.group(1).strip(),
-        max_bullets=int(cap.group(1)) if cap else DEFAULT_MAX_BULLETS,
-        char=names.group("char").strip() if names else "",
-        user=names.group("user").strip() if names else "",
+        max_bullets=wanted.max_bullets,
+        char=wanted.character.strip(),
+        user=wanted.user.strip(),
     )
 
 
@@ -155,21 +130,6 @@ def compact_prompt(request: ExtractionRequest, *, worked_example: bool = True) -
         *example,
         ChatMessage("user", "\n\n".join(sections)),
     ]
-
-
-def memory_grammar(max_bullets: int) -> str:
-    """GBNF for one `<memory>` block of 1..max_bullets one-line bullets, or the sentinel.
-
-    A bullet starts with a letter, digit or quote mark and never holds `<` or a line
-    break, so it cannot open a tag or spill over lines.
-    """
-    if max_bullets < 1:
-        raise ValueError(f"max_bullets must be at least 1, not {max_bullets}")
-    optional = " bullet?" * (max_bullets - 1)
-    return (
-        f'root ::= "<memory>\\n" bullet{optional} "</memory>" | "{SENTINEL}"\n'
-        'bullet ::= "- " [^\\n<\\-*#> \\t] [^\\n<]* "\\n"\n'
-    )
 
 
 def _bullets(text: str) -> list[str]:

@@ -6,6 +6,10 @@ system prompt goes first, extra parameters are merged into the body, a JSON
 schema the API cannot enforce is described in the system prompt, reasoning
 is kept apart from the answer, and an answer lost to the token limit is an
 explained error.
+
+Of the answer formats only JSON reaches the API. Hosted models are never held
+to the memory formats: the prompt describes those, the models follow it, and
+the answer parsers say plainly when one did not.
 """
 
 from __future__ import annotations
@@ -29,7 +33,19 @@ from charmemory.adapters.llm.transport import Endpoint, Transport
 from charmemory.adapters.secrets import Redactor
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import StructuredOutput, json_schema_hint
-from charmemory.ports import ChatMessage, Completion, ModelInfo, StreamDelta, Usage
+from charmemory.ports import (
+    FREE_TEXT,
+    AnswerFormat,
+    ChatMessage,
+    Completion,
+    ConsolidatedMemories,
+    FreeText,
+    JsonAnswer,
+    ModelInfo,
+    NewMemories,
+    StreamDelta,
+    Usage,
+)
 
 StreamDecoder = Callable[[ServerSentEvent], Iterable[StreamDelta]]
 
@@ -42,6 +58,15 @@ def with_system_prompt(messages: Sequence[ChatMessage], *extra: str) -> list[Cha
     if messages and messages[0].role == "system":
         return [ChatMessage("system", f"{text}\n\n{messages[0].content}"), *messages[1:]]
     return [ChatMessage("system", text), *messages]
+
+
+def json_wanted(answer_format: AnswerFormat) -> JsonAnswer | None:
+    """The JSON an HTTP API is asked for; every other format is left to the prompt."""
+    match answer_format:
+        case JsonAnswer():
+            return answer_format
+        case FreeText() | NewMemories() | ConsolidatedMemories():
+            return None
 
 
 def merged_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,7 +132,7 @@ class HttpChatModel(ABC):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
-        json_schema: dict[str, Any] | None,
+        json_answer: JsonAnswer | None,
         stream: bool,
     ) -> dict[str, Any]: ...
 
@@ -131,9 +156,9 @@ class HttpChatModel(ABC):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
+        answer_format: AnswerFormat = FREE_TEXT,
     ) -> Completion:
-        body = self._request(messages, max_tokens, temperature, stop, json_schema, stream=False)
+        body = self._request(messages, max_tokens, temperature, stop, answer_format, stream=False)
         raw = self.completion_from(
             await self.transport.request_json("POST", self.chat_path, body=body)
         )
@@ -153,8 +178,9 @@ class HttpChatModel(ABC):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None = None,
+        answer_format: AnswerFormat = FREE_TEXT,
     ) -> AsyncIterator[StreamDelta]:
-        body = self._request(messages, max_tokens, temperature, stop, None, stream=True)
+        body = self._request(messages, max_tokens, temperature, stop, answer_format, stream=True)
         decode = self.stream_decoder()
         splitter = ThinkSplitter()
         answer: list[str] = []
@@ -199,19 +225,22 @@ class HttpChatModel(ABC):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
-        json_schema: dict[str, Any] | None,
+        answer_format: AnswerFormat,
         *,
         stream: bool,
     ) -> dict[str, Any]:
+        json_answer = json_wanted(answer_format)
         hint = (
-            json_schema_hint(json_schema) if json_schema and self.json_mode != "json_schema" else ""
+            json_schema_hint(json_answer.schema)
+            if json_answer and self.json_mode != "json_schema"
+            else ""
         )
         body = self.body(
             with_system_prompt(messages, self.settings.system_prompt, hint),
             max_tokens=max_tokens,
             temperature=temperature,
             stop=stop,
-            json_schema=json_schema,
+            json_answer=json_answer,
             stream=stream,
         )
         return merged_body(body, self.settings.extra_params)

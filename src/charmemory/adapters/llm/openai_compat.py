@@ -17,7 +17,7 @@ from charmemory.adapters.llm.reasoning import field_reasoning
 from charmemory.adapters.llm.sse import ServerSentEvent
 from charmemory.core.model_catalog import sorted_models
 from charmemory.core.providers import response_format
-from charmemory.ports import ChatMessage, Completion, ModelInfo, StreamDelta, Usage
+from charmemory.ports import ChatMessage, Completion, JsonAnswer, ModelInfo, StreamDelta, Usage
 
 
 def content_text(content: Any) -> str:
@@ -66,7 +66,7 @@ class OpenAICompatibleModel(HttpChatModel):
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
-        json_schema: dict[str, Any] | None,
+        json_answer: JsonAnswer | None,
         stream: bool,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -77,8 +77,10 @@ class OpenAICompatibleModel(HttpChatModel):
         }
         if stop:
             body["stop"] = list(stop)
-        if json_schema:
-            body["response_format"] = response_format(json_schema, self.json_mode)
+        if json_answer:
+            body["response_format"] = response_format(
+                json_answer.name, json_answer.schema, self.json_mode
+            )
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
