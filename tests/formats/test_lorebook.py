@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,13 +19,12 @@ from charmemory.formats.lorebook import (
     new_entry,
     parse_lorebook,
 )
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sillytavern"
+from tests.support.sillytavern_samples import sillytavern_sample
 
 
 @pytest.fixture(scope="module")
 def eldoria_text() -> str:
-    return (FIXTURES / "Eldoria.json").read_text(encoding="utf-8")
+    return sillytavern_sample("Eldoria.json").read_text(encoding="utf-8")
 
 
 def sillytavern_write(document: Any) -> str:

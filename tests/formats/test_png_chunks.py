@@ -5,7 +5,6 @@ from __future__ import annotations
 import string
 import struct
 import zlib
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,8 +20,7 @@ from charmemory.formats.png_chunks import (
     text_chunk_keyword,
     text_chunk_text,
 )
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sillytavern"
+from tests.support.sillytavern_samples import sillytavern_sample
 
 
 def tiny_png(*extra: Chunk) -> bytes:
@@ -37,7 +35,7 @@ def with_bad_crc(chunk: Chunk) -> Chunk:
 
 
 def test_reads_the_chunks_of_a_real_card_and_writes_the_same_bytes():
-    original = (FIXTURES / "default_Seraphina.png").read_bytes()
+    original = sillytavern_sample("default_Seraphina.png").read_bytes()
 
     png = read_png(original)
 
