@@ -104,7 +104,7 @@ def test_a_name_given_by_the_person_always_wins(real_chat: Chat) -> None:
 
     owner = resolve_chat_owner(real_chat, KNOWN, path=path, explicit="mira")
 
-    assert owner == ChatOwner(MIRA, "option")
+    assert owner == ChatOwner(MIRA, "given")
     assert owner.describe() == "Mira (as given)"
 
 
@@ -113,7 +113,7 @@ def test_a_given_name_also_takes_a_group_chat() -> None:
         fixture_chat(GROUP), KNOWN, path=ST_DATA / "group chats" / GROUP, explicit="Seraphina"
     )
 
-    assert owner == ChatOwner(SERAPHINA, "option")
+    assert owner == ChatOwner(SERAPHINA, "given")
 
 
 def test_a_given_name_that_matches_no_card_is_an_unknown_character(real_chat: Chat) -> None:

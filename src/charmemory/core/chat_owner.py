@@ -39,10 +39,10 @@ from charmemory.errors import ChatOwnerError
 from charmemory.formats.chat import Chat
 from charmemory.formats.chat_name import character_of_chat_name, is_group_chat_name
 
-OwnerSource = Literal["option", "folder", "file name", "branch origin", "messages", "header"]
+OwnerSource = Literal["given", "folder", "file name", "branch origin", "messages", "header"]
 
 _SOURCE_PHRASES: dict[OwnerSource, str] = {
-    "option": "as given",
+    "given": "as given",
     "folder": "from its chats folder",
     "file name": "from the file name",
     "branch origin": "from the name of the chat it branched from",
@@ -101,7 +101,7 @@ def resolve_chat_owner(
     group chat.
     """
     if explicit is not None:
-        return ChatOwner(find_character(explicit, known), "option")
+        return ChatOwner(find_character(explicit, known), "given")
     where = PurePath(path) if path is not None else None
     prefix = f"{where.name}: " if where is not None and where.name else ""
     folder = _folder_clue(where, known)
