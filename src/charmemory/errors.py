@@ -27,6 +27,10 @@ class NotFoundError(CharMemoryError):
     """A named thing (character, chat, file, setting) does not exist."""
 
 
+class ChatOwnerError(CharMemoryError):
+    """Whose chat a file is cannot be told (or its clues disagree); it says what to pass."""
+
+
 class ConflictError(CharMemoryError):
     """A file changed on disk since it was read; nothing was written."""
 

@@ -27,7 +27,7 @@ from tests.support.sillytavern_samples import sillytavern_sample
 
 @pytest.fixture(scope="module")
 def seraphina_png() -> bytes:
-    return (sillytavern_sample("default_Seraphina.png")).read_bytes()
+    return sillytavern_sample("default_Seraphina.png").read_bytes()
 
 
 def card_chunks(png: bytes) -> dict[str, Any]:
@@ -335,3 +335,39 @@ def test_any_card_survives_json_and_png(card: Card, spec: str):
 
     for read_back in (from_json, from_png):
         assert dataclasses.replace(read_back, spec="v3", raw={}) == card
+
+
+def test_the_default_card_names_the_chat_it_last_opened(seraphina_png: bytes):
+    assert read_card(seraphina_png).last_chat == "Seraphina - 2023-5-12 @21h 32m 29s 224ms"
+
+
+@pytest.mark.parametrize(
+    ("document", "last_chat"),
+    [
+        ({**V2, "chat": "Mira - 2024-07-05@14h20m05s"}, "Mira - 2024-07-05@14h20m05s"),
+        (
+            {**V2, "chat": "Mira - top", "data": {**V2["data"], "chat": "Mira - data"}},
+            "Mira - top",
+        ),
+        ({**V2, "chat": "", "data": {**V2["data"], "chat": "Mira - data"}}, "Mira - data"),
+        ({**V2, "chat": 12, "data": {**V2["data"], "chat": ["x"]}}, None),
+        ({**V2, "chat": "   "}, None),
+        (V2, None),
+        ({"name": "Mira", "chat": "Mira - v1"}, "Mira - v1"),
+    ],
+    ids=["top level", "top level first", "data fallback", "not text", "blank", "absent", "v1"],
+)
+def test_last_chat_is_the_top_level_chat_field_sillytavern_keeps(
+    document: dict[str, Any], last_chat: str | None
+):
+    assert read_card(json.dumps(document).encode()).last_chat == last_chat
+
+
+def test_last_chat_is_kept_as_read_when_the_card_is_written():
+    document = {**V2, "chat": "Mira - 2024-07-05@14h20m05s"}
+    card = read_card(json.dumps(document).encode())
+
+    written = json.loads(card_to_json(dataclasses.replace(card, description="Changed.")))
+
+    assert written["chat"] == "Mira - 2024-07-05@14h20m05s"
+    assert "chat" not in written["data"]

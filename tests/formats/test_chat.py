@@ -19,6 +19,7 @@ from charmemory.formats.chat import (
     ChatHeader,
     Message,
     chat_fingerprints,
+    last_message_send_date,
     message_fingerprint,
     parse_chat,
 )
@@ -516,3 +517,75 @@ def test_chat_fingerprints_show_a_deleted_message() -> None:
     assert len(before) == 6
     assert after == before[:1] + before[2:]
     assert len(set(before)) == 6
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("Wren", "Wren"),
+        ("unused", None),
+        ("Unused ", None),
+        ("", None),
+        ("  ", None),
+        (None, None),
+        (42, None),
+        ("unused person", "unused person"),
+    ],
+)
+def test_header_names_leave_out_the_unused_placeholder(value: Any, named: str | None) -> None:
+    header = ChatHeader({"user_name": value, "character_name": value})
+
+    assert header.named_user == named
+    assert header.named_character == named
+
+
+def test_header_names_of_both_header_forms() -> None:
+    assert parse_chat(MODERN_CHAT).header.named_character is None
+    assert parse_chat(MODERN_CHAT).header.named_user is None
+    assert parse_chat(LEGACY_CHAT).header.named_character == "Seraphina"
+    assert parse_chat(LEGACY_CHAT).header.named_user == "You"
+
+
+@pytest.mark.parametrize("text", [MODERN_CHAT, LEGACY_CHAT], ids=["modern", "legacy"])
+def test_last_send_date_is_the_last_message_s_as_a_full_parse_reads_it(text: str) -> None:
+    expected = parse_chat(text).messages[-1].send_date
+
+    assert last_message_send_date(text) == expected
+    assert last_message_send_date(text + "\n\n") == expected
+    assert last_message_send_date(text.replace("\n", "\r\n")) == expected
+
+
+def test_last_send_date_reads_only_the_last_line() -> None:
+    text = '{"user_name":"u"}\nnot json at all\n{"mes":"b","send_date":1684445521323}'
+
+    assert last_message_send_date(text) == 1684445521323
+
+
+def test_last_send_date_accepts_a_tail_that_starts_inside_a_line() -> None:
+    last_line = MODERN_CHAT.rsplit("\n", 1)[1]
+
+    assert last_message_send_date(MODERN_CHAT[-len(last_line) - 30 :]) == "2026-02-15T10:04:00.000Z"
+    assert last_message_send_date(last_line) == "2026-02-15T10:04:00.000Z"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\n",
+        '{"chat_metadata":{},"user_name":"unused","character_name":"unused"}',
+        '{"user_name":"u"}\n{"mes":"no date"}',
+        '{"user_name":"u"}\n{"mes":"a","send_date":"June 19, 2023 2:20pm"}\n{"mes":"trunc',
+        '{"user_name":"u"}\n["a list"]',
+        '{"user_name":"u"}\n{"mes":"a","send_date":NaN}',
+    ],
+    ids=["empty", "blank", "header only", "no date", "truncated", "not an object", "NaN"],
+)
+def test_last_send_date_is_none_when_the_last_line_gives_none(text: str) -> None:
+    assert last_message_send_date(text) is None
+
+
+def test_a_headerless_group_chat_s_only_line_is_a_message() -> None:
+    assert last_message_send_date('{"mes":"hi","send_date":"2024-07-05@14h20m05s"}') == (
+        "2024-07-05@14h20m05s"
+    )

@@ -7,7 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from charmemory.formats.chat_name import (
+    character_of_chat_name,
+    chat_file_id,
     chat_file_name,
+    chat_label,
+    is_group_chat_name,
     parse_chat_file_name,
     sanitize_file_name,
 )
@@ -101,3 +105,62 @@ def test_sanitize_truncates_to_255_utf8_bytes_without_splitting_characters() -> 
 
     assert result == "é" * 127
     assert len(result.encode("utf-8")) == 254
+
+
+@pytest.mark.parametrize(
+    ("file_name", "character"),
+    [
+        ("Seraphina - 2026-11-28@19h02m11s482ms.jsonl", "Seraphina"),
+        ("Seraphina - 2024-07-05@14h20m05s.jsonl", "Seraphina"),
+        ("Seraphina - 2023-6-19 @14h 20m 05s 123ms imported.jsonl", "Seraphina"),
+        ("Captain Mira Vance - 2024-07-05@14h20m05s", "Captain Mira Vance"),
+        ("A - B - 2024-07-05@14h20m05s.jsonl", "A - B"),
+        ("The thornwall crossing.jsonl", "The thornwall crossing"),
+        ("My save - 2024-07-05@14h20m05s.jsonl", "My save"),
+        ("Branch #12 - 2024-07-05@14h20m05s.jsonl", None),
+        ("Checkpoint #3 - 2024-07-05@14h20m05s.jsonl", None),
+        ("2026-11-30@20h15m03s221ms.jsonl", None),
+        ("2023-6-19 @14h 20m 05s 123ms.jsonl", None),
+        ("1684445521323.jsonl", None),
+        (" - 2024-07-05@14h20m05s.jsonl", None),
+    ],
+)
+def test_the_character_a_chat_name_names(file_name: str, character: str | None) -> None:
+    assert character_of_chat_name(file_name) == character
+
+
+@pytest.mark.parametrize(
+    ("file_name", "group"),
+    [
+        ("2026-11-30@20h15m03s221ms.jsonl", True),
+        ("2024-07-05@14h20m05s", True),
+        ("2023-6-19 @14h 20m 05s 123ms.jsonl", True),
+        ("1684445521323.jsonl", False),
+        ("Seraphina - 2026-11-30@20h15m03s221ms.jsonl", False),
+        ("Branch #2 - 2026-11-30@20h15m03s221ms.jsonl", False),
+        ("2026-11-30@20h15m03s221ms imported.jsonl", False),
+        ("The thornwall crossing.jsonl", False),
+    ],
+)
+def test_group_chats_are_named_by_a_bare_stamp(file_name: str, group: bool) -> None:
+    assert is_group_chat_name(file_name) is group
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("Seraphina", "Seraphina"),
+        ('Dr. "Who"', "Dr. Who"),
+        ("AC/DC", "ACDC"),
+        ("Mr. X.", "Mr. X."),
+    ],
+)
+def test_chat_label_is_the_name_as_chat_file_names_spell_it(name: str, label: str) -> None:
+    assert chat_label(name) == label
+
+
+def test_chat_file_id_is_the_name_sillytavern_saves_a_chat_under() -> None:
+    assert chat_file_id("Seraphina - 2023-5-12 @21h 32m 29s 224ms") == (
+        "Seraphina - 2023-5-12 @21h 32m 29s 224ms"
+    )
+    assert chat_file_id('What? "Now" - 2024-07-05@14h20m05s') == "What Now - 2024-07-05@14h20m05s"

@@ -24,7 +24,7 @@ from tests.support.sillytavern_samples import sillytavern_sample
 
 @pytest.fixture(scope="module")
 def eldoria_text() -> str:
-    return (sillytavern_sample("Eldoria.json")).read_text(encoding="utf-8")
+    return sillytavern_sample("Eldoria.json").read_text(encoding="utf-8")
 
 
 def sillytavern_write(document: Any) -> str:

@@ -35,7 +35,7 @@ def with_bad_crc(chunk: Chunk) -> Chunk:
 
 
 def test_reads_the_chunks_of_a_real_card_and_writes_the_same_bytes():
-    original = (sillytavern_sample("default_Seraphina.png")).read_bytes()
+    original = sillytavern_sample("default_Seraphina.png").read_bytes()
 
     png = read_png(original)
 

@@ -1,8 +1,8 @@
-"""Real files shipped with SillyTavern, kept beside the repository in `../shared`.
+"""The real SillyTavern files kept beside the repository, in `../shared/fixtures/sillytavern`.
 
-A clone on its own has no `../shared`: tests that read the samples skip there,
-with the reason shown. In CI (`CI=true`) the samples are always present, so a
-missing one fails the test instead of silently skipping it.
+A fresh clone has no `../shared`: tests that need a sample then skip, with the
+reason shown. In CI (`CI=true`) the samples must be there, so a missing one fails
+the test instead of silently skipping it.
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
+# tests/support/<this file> -> the repository -> the folder holding it.
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sillytavern"
 
 
 def sillytavern_sample(name: str) -> Path:
-    """The path of a SillyTavern sample file; skips (fails in CI) when it is absent."""
+    """The path of one sample; skips the calling test (fails it in CI) when it is absent."""
     path = SAMPLES / name
     if path.is_file():
         return path
-    reason = f"SillyTavern sample {name} not found in {SAMPLES} (it lives beside the repository)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason)
+    reason = f"SillyTavern sample {name!r} is not in {SAMPLES}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI must run the tests that read it")
     pytest.skip(reason)

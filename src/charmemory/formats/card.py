@@ -78,6 +78,21 @@ class Card:
     spec: CardSpec = "v3"
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    @property
+    def last_chat(self) -> str | None:
+        """The chat SillyTavern last opened for this card (its `chat` field), if any.
+
+        The value is a chat's name without `.jsonl` (see `chat_file_id` for the file
+        it is saved in). SillyTavern keeps it at the top level, which is read first
+        here, unlike the fields above; a `data.chat` some other tool wrote is the
+        fallback. Read-only: writing a card keeps it as it was read.
+        """
+        data = self.raw.get("data")
+        for value in (self.raw.get("chat"), data.get("chat") if isinstance(data, dict) else None):
+            if isinstance(value, str) and value.strip():
+                return value
+        return None
+
     def baseline_text(self) -> str:
         """What the card already says about the character, section by section."""
         parts = [

@@ -48,6 +48,8 @@ _SYSTEM_MESSAGE_TYPES = frozenset(
     }
 )
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+# What SillyTavern 1.15+ writes into both header names instead of real ones.
+_PLACEHOLDER_NAME = "unused"
 
 
 @dataclass
@@ -65,6 +67,16 @@ class ChatHeader:
     @property
     def character_name(self) -> str | None:
         return _str_or_none(self.data.get("character_name"))
+
+    @property
+    def named_user(self) -> str | None:
+        """`user_name` when it names someone: None when absent, blank or `unused`."""
+        return _real_name(self.user_name)
+
+    @property
+    def named_character(self) -> str | None:
+        """`character_name` when it names someone: None when absent, blank or `unused`."""
+        return _real_name(self.character_name)
 
     @property
     def create_date(self) -> Any:
@@ -223,6 +235,27 @@ def parse_chat(text: str, *, source: str | None = None) -> Chat:
     return Chat(header, [Message(item) for item in objects], source)
 
 
+def last_message_send_date(text: str) -> Any:
+    """The raw `send_date` of a chat's last message, reading only its last line.
+
+    `text` is the file's text or any tail of it that holds the whole last line (a
+    tail read from bytes may start inside a character: decode it with
+    `errors="replace"`), so ordering long chats never parses them whole, as
+    SillyTavern's chat list reads only the last line too. Returns None when the
+    last line is the header, carries no `send_date` or is not a JSON object: this
+    serves ordering, where one damaged chat must not stop the others being listed.
+    """
+    body = text.rstrip()
+    start = body.rfind("\n") + 1
+    try:
+        item = json.loads(body[start:], parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(item, dict) or (start == 0 and "mes" not in item):
+        return None
+    return item.get("send_date")
+
+
 def message_fingerprint(message: Message) -> str:
     """A short stable hash of what memory extraction reads from a message.
 
@@ -266,6 +299,12 @@ def _js_truthy(value: Any) -> bool:
     if isinstance(value, list | dict):
         return True  # empty arrays and objects are truthy in JavaScript
     return bool(value)
+
+
+def _real_name(value: str | None) -> str | None:
+    if value is None or not value.strip() or value.strip().casefold() == _PLACEHOLDER_NAME:
+        return None
+    return value
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -37,6 +37,10 @@ _MAX_NAME_BYTES = 255
 # the last " - <stamp>" in the name. Anything after the stamp must start with a space.
 _LABELLED = re.compile(rf"(?:(?P<label>.*) - )?{HUMANIZED_STAMP.pattern}(?: .*)?", re.DOTALL)
 _EPOCH_NAME = re.compile(r"\d{10,}")
+# The labels SillyTavern gives branches and unnamed checkpoints.
+_BOOKMARK_LABEL = re.compile(r"(?:Branch|Checkpoint) #\d+")
+# Any time works: only the label of a built name is kept.
+_SOME_TIME = datetime(2000, 1, 1)
 
 
 class ChatFileName(NamedTuple):
@@ -70,6 +74,48 @@ def parse_chat_file_name(name: str) -> ChatFileName:
     if match is None:
         return ChatFileName(stem, None)
     return ChatFileName(match["label"] or "", humanized_match_to_datetime(match))
+
+
+def character_of_chat_name(name: str) -> str | None:
+    """The character a chat file name (with or without `.jsonl`) names, or None.
+
+    The label before the stamp names the character of an ordinary or imported chat;
+    a renamed chat without a stamp is taken as named by its whole stem. Bare stamps
+    (group chats, TavernAI-era epoch names) and the `Branch #N` / `Checkpoint #N`
+    labels SillyTavern gives bookmarks name no one.
+    """
+    label = parse_chat_file_name(name).character.strip()
+    if not label or _BOOKMARK_LABEL.fullmatch(label):
+        return None
+    return label
+
+
+def is_group_chat_name(name: str) -> bool:
+    """Whether the name is a bare humanized stamp: how SillyTavern names group chats.
+
+    Solo chats always carry a label before the stamp; a bare epoch number is a
+    TavernAI-era solo chat, not a group chat.
+    """
+    stem = name.removesuffix(CHAT_EXTENSION)
+    return HUMANIZED_STAMP.fullmatch(stem) is not None
+
+
+def chat_label(character_name: str) -> str:
+    """The label SillyTavern's chat file names carry for a character of this name.
+
+    It is the name less what `sanitize_file_name` removes, so `Dr. "Who"` chats
+    are named `Dr. Who - <stamp>.jsonl`.
+    """
+    return parse_chat_file_name(chat_file_name(character_name, _SOME_TIME)).character
+
+
+def chat_file_id(chat_name: str) -> str:
+    """The id (file name without `.jsonl`) of the file SillyTavern saves a chat named so in.
+
+    A card's `chat` field and a branch's `main_chat` hold the unsanitized name; the
+    server stores the chat as `sanitize(name + ".jsonl")`.
+    """
+    return sanitize_file_name(chat_name + CHAT_EXTENSION).removesuffix(CHAT_EXTENSION)
 
 
 def sanitize_file_name(name: str) -> str:
