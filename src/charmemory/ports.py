@@ -291,6 +291,14 @@ class LoadedChat:
     version: FileVersion
 
 
+@dataclass(frozen=True)
+class LatestChatRef:
+    """The chat taken as a character's latest, and why (shown when a command picks it)."""
+
+    ref: ChatRef
+    reason: str
+
+
 ImportKind = Literal["card", "chat", "lorebook", "memory file"]
 
 
@@ -319,6 +327,10 @@ class CharacterLibrary(Protocol):
 
     def chat(self, character: Character, chat_id: str | None = None) -> ChatRef:
         """A chat by id; None: the latest."""
+        ...
+
+    def latest_chat(self, character: Character) -> LatestChatRef | None:
+        """The chat SillyTavern would open for the character (None: it has none)."""
         ...
 
     def load_chat(self, ref: ChatRef) -> LoadedChat: ...

@@ -52,7 +52,10 @@ def test_the_latest_is_the_chat_whose_last_message_is_newest() -> None:
     latest = latest_chat(MARCH)
 
     assert latest == LatestChat(MARCH[3], "last message")
-    assert latest.describe() == "Mira - 2026-03-07@09h00m00s000ms (newest last message)"
+    assert (latest.chat.chat_id, latest.why) == (
+        "Mira - 2026-03-07@09h00m00s000ms",
+        "newest last message",
+    )
 
 
 def test_a_chat_continued_later_is_newer_than_one_started_later() -> None:
@@ -66,7 +69,10 @@ def test_the_card_s_chat_field_wins_when_that_chat_is_here() -> None:
     latest = latest_chat(MARCH, card_chat="Mira - 2026-03-05@09h00m00s000ms")
 
     assert latest == LatestChat(MARCH[2], "card")
-    assert latest.describe() == "Mira - 2026-03-05@09h00m00s000ms (the card's last opened chat)"
+    assert (latest.chat.chat_id, latest.why) == (
+        "Mira - 2026-03-05@09h00m00s000ms",
+        "the card's last opened chat",
+    )
 
 
 def test_a_card_chat_field_naming_a_missing_chat_is_passed_over() -> None:
@@ -135,9 +141,9 @@ def test_the_reason_says_what_placed_the_latest_chat() -> None:
     renamed = chat("Campfire notes", None, mtime=datetime(2026, 3, 9, tzinfo=UTC).timestamp())
 
     assert latest_chat([*MARCH, stamped]) == LatestChat(stamped, "file name")
-    assert latest_chat([*MARCH, stamped]).describe().endswith("(newest date in its file name)")
+    assert latest_chat([*MARCH, stamped]).why == "newest date in its file name"
     assert latest_chat([*MARCH, stamped, renamed]) == LatestChat(renamed, "file time")
-    assert latest_chat([renamed]).describe() == "Campfire notes (newest file time)"
+    assert latest_chat([renamed]).why == "newest file time"
 
 
 def test_equal_times_are_ordered_by_file_time_then_by_id() -> None:

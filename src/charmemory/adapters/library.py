@@ -3,19 +3,36 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from charmemory.adapters.atomic_file import read_versioned, write_atomic
 from charmemory.adapters.workspace import Workspace
+from charmemory.core.character_match import find_character
+from charmemory.core.chat_owner import resolve_chat_owner
+from charmemory.core.latest_chat import ChatActivity, chats_oldest_first, latest_chat
 from charmemory.core.naming import checked_file_name
 from charmemory.errors import CharMemoryError, FormatError, NotFoundError
 from charmemory.formats.card import read_card
-from charmemory.formats.chat import parse_chat
+from charmemory.formats.chat import last_message_send_date, parse_chat
 from charmemory.formats.lorebook import parse_lorebook
 from charmemory.formats.memory_file import parse_memory_file
-from charmemory.ports import Character, ChatRef, Imported, ImportKind, LoadedChat
+from charmemory.ports import (
+    Character,
+    ChatRef,
+    Imported,
+    ImportKind,
+    LatestChatRef,
+    LoadedChat,
+)
 
 CARD_SUFFIXES = (".png", ".json")
+# Enough of a chat's end to hold its last message in nearly every chat.
+_TAIL_BYTES = 64 * 1024
+# Dates without a zone (older send_date forms, file-name stamps) are this machine's time.
+_LOCAL_ZONE = datetime.now().astimezone().tzinfo or UTC
 
 
 class Library:
@@ -45,45 +62,53 @@ class Library:
 
     def character(self, name: str) -> Character:
         """Find a character by card name or card file stem (case-insensitive)."""
-        wanted = name.casefold()
         candidates = self.characters()
-        for match in (
-            lambda c: c.stem == name,
-            lambda c: c.name == name,
-            lambda c: c.stem.casefold() == wanted,
-            lambda c: c.name.casefold() == wanted,
-        ):
-            hits = [c for c in candidates if match(c)]
-            if len(hits) == 1:
-                return hits[0]
-            if len(hits) > 1:
-                stems = ", ".join(c.stem for c in hits)
+        try:
+            return find_character(name, candidates)
+        except NotFoundError:
+            wanted = name.casefold()
+            for path, problem in self.unreadable_cards():
+                if path.stem.casefold() == wanted:
+                    # The card is there but broken: say so rather than "unknown character".
+                    raise FormatError(problem) from None
+            if not candidates:
                 raise NotFoundError(
-                    f"{name!r} names several characters ({stems}); use the card file name"
-                )
-        for path, problem in self.unreadable_cards():
-            if path.stem.casefold() == wanted:
-                # The card is there but broken: say so rather than "unknown character".
-                raise FormatError(problem)
-        known = ", ".join(c.name for c in candidates) or "none yet (charmemory import CARD)"
-        raise NotFoundError(f"unknown character {name!r}; known: {known}")
+                    f"unknown character {name!r}; known: none yet (charmemory import CARD)"
+                ) from None
+            raise
 
     # -- chats ----------------------------------------------------------------------
 
     def chats(self, character: Character) -> list[ChatRef]:
-        folder = self._ws.chats_dir / character.stem
-        if not folder.is_dir():
-            return []
-        refs = [ChatRef(character, path.stem, path) for path in folder.glob("*.jsonl")]
-        return sorted(refs, key=lambda r: r.path.stat().st_mtime)
+        """The character's chats, oldest first by their last message (as SillyTavern orders)."""
+        by_id = {ref.id: ref for ref in self._chat_files(character)}
+        ordered = chats_oldest_first(self._activities(by_id.values()), local_zone=_LOCAL_ZONE)
+        return [by_id[activity.chat_id] for activity in ordered]
+
+    def latest_chat(self, character: Character) -> LatestChatRef | None:
+        """The chat SillyTavern would open: the card's last one, else the newest."""
+        by_id = {ref.id: ref for ref in self._chat_files(character)}
+        latest = latest_chat(
+            self._activities(by_id.values()),
+            card_chat=character.card.last_chat,
+            local_zone=_LOCAL_ZONE,
+        )
+        if latest is None:
+            return None
+        return LatestChatRef(by_id[latest.chat.chat_id], latest.why)
 
     def chat(self, character: Character, chat_id: str | None = None) -> ChatRef:
         """A chat by id (file name without `.jsonl`); none given means the latest."""
-        refs = self.chats(character)
+        if chat_id is None:
+            latest = self.latest_chat(character)
+            if latest is None:
+                raise NotFoundError(
+                    f"{character.name} has no chats yet (charmemory import CHAT.jsonl)"
+                )
+            return latest.ref
+        refs = self._chat_files(character)
         if not refs:
             raise NotFoundError(f"{character.name} has no chats yet (charmemory import CHAT.jsonl)")
-        if chat_id is None:
-            return refs[-1]
         wanted = chat_id.removesuffix(".jsonl")
         for ref in refs:
             if ref.id == wanted:
@@ -106,45 +131,44 @@ class Library:
         if not source.is_file():
             raise NotFoundError(f"no such file: {source}")
         data = source.read_bytes()
-        kind, folder = self._classify(source, data, character)
+        kind, folder, note = self._classify(source, data, character)
         target = self._ws.inside(folder, checked_file_name(source.name))
         existing = read_versioned(target)
         if existing.data == data:
-            return Imported(kind, source, target, unchanged=True)
+            return Imported(kind, source, target, unchanged=True, note=note)
         if existing.data is not None:
             raise CharMemoryError(
                 f"{target.relative_to(self._ws.root)} already exists with other content; "
                 "rename the file to import it beside the existing one"
             )
         write_atomic(target, data, expected=existing.version, locks=self._ws.locks)
-        return Imported(kind, source, target, unchanged=False)
+        return Imported(kind, source, target, unchanged=False, note=note)
 
     def _classify(
         self, source: Path, data: bytes, character: str | None
-    ) -> tuple[ImportKind, Path]:
+    ) -> tuple[ImportKind, Path, str]:
         suffix = source.suffix.lower()
         name = source.name
         if suffix == ".png":
             read_card(data, source=name)
-            return "card", self._ws.characters_dir
+            return "card", self._ws.characters_dir, ""
         if suffix == ".md":
             parse_memory_file(_decode(data, source))
-            return "memory file", self._ws.files_dir
+            return "memory file", self._ws.files_dir, ""
         if suffix == ".jsonl":
             chat = parse_chat(_decode(data, source), source=name)
-            owner = character or chat.header.character_name
-            if not owner:
-                raise FormatError(
-                    "the chat does not say whose it is; pass --character NAME", source=name
-                )
-            return "chat", self._ws.inside(self._ws.chats_dir, self.character(owner).stem)
+            owner = resolve_chat_owner(
+                chat, self.characters(), path=source.resolve(), explicit=character
+            )
+            folder = self._ws.inside(self._ws.chats_dir, owner.character.stem)
+            return "chat", folder, f"owner: {owner.describe()}"
         if suffix == ".json":
             document = _json_object(data, source)
             if isinstance(document.get("entries"), dict):
                 parse_lorebook(_decode(data, source), source=name)
-                return "lorebook", self._ws.worlds_dir
+                return "lorebook", self._ws.worlds_dir, ""
             read_card(data, source=name)
-            return "card", self._ws.characters_dir
+            return "card", self._ws.characters_dir, ""
         raise FormatError(
             "not a file charmemory imports (card .png/.json, chat .jsonl, "
             "lorebook .json, memory file .md)",
@@ -152,6 +176,19 @@ class Library:
         )
 
     # -- internals --------------------------------------------------------------------
+
+    def _chat_files(self, character: Character) -> list[ChatRef]:
+        folder = self._ws.chats_dir / character.stem
+        if not folder.is_dir():
+            return []
+        return [ChatRef(character, path.stem, path) for path in folder.glob("*.jsonl")]
+
+    @staticmethod
+    def _activities(refs: Iterable[ChatRef]) -> list[ChatActivity]:
+        return [
+            ChatActivity(ref.id, _last_send_date(ref.path), ref.path.stat().st_mtime)
+            for ref in refs
+        ]
 
     def _card_paths(self) -> list[Path]:
         folder = self._ws.characters_dir
@@ -162,6 +199,19 @@ class Library:
     def _load_character(self, path: Path) -> Character:
         card = read_card(path.read_bytes(), source=path.name)
         return Character(name=card.name or path.stem, stem=path.stem, card_path=path, card=card)
+
+
+def _last_send_date(path: Path) -> object:
+    """The raw `send_date` of a chat's last message, read from the end of the file only."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(size - _TAIL_BYTES, 0))
+        tail = handle.read()
+    last = last_message_send_date(tail.decode("utf-8", errors="replace"))
+    if last is None and size > _TAIL_BYTES:
+        # A last message longer than the tail: read it all (rare, and still one line).
+        last = last_message_send_date(path.read_bytes().decode("utf-8", errors="replace"))
+    return last
 
 
 def _decode(data: bytes, source: Path) -> str:

@@ -88,6 +88,8 @@ def extract(
             character, chat, up_to=up_to, forced_range=forced, dry_run=dry_run or print_prompt
         )
     )
+    if report.chosen_because:
+        typer.echo(f"chat: {report.chat} ({report.chosen_because}; --chat picks another)")
     if dry_run or print_prompt:
         typer.echo(f"{report.planned_messages} messages in {report.planned_chunks} calls")
         for number, prompt in enumerate(report.prompts, start=1):

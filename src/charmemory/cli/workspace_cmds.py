@@ -116,8 +116,8 @@ def memories_show(
             )
         )
         return
-    if listing.chat_chosen:
-        typer.echo(f"chat: {listing.chat} (the latest; pass --chat for another)")
+    if listing.chosen_because:
+        typer.echo(f"chat: {listing.chat} ({listing.chosen_because}; --chat picks another)")
     if not listing.exists:
         typer.echo(f"{listing.character} has no memories yet ({listing.file})")
         return

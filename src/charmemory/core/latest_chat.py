@@ -62,9 +62,10 @@ class LatestChat:
     chat: ChatActivity
     reason: LatestReason
 
-    def describe(self) -> str:
-        """`Seraphina - 2026-03-07@... (newest last message)`: what to show the person."""
-        return f"{self.chat.chat_id} ({_REASON_PHRASES[self.reason]})"
+    @property
+    def why(self) -> str:
+        """`newest last message`, `the card's last opened chat` ...: what to show the person."""
+        return _REASON_PHRASES[self.reason]
 
 
 def chat_time(chat: ChatActivity, *, local_zone: tzinfo = UTC) -> ChatTime:

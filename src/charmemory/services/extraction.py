@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
     StoredBlock,
@@ -94,6 +95,7 @@ class ExtractionReport:
     stopped: bool = False
     decision: Decision | None = None
     prompts: list[list[ChatMessage]] = field(default_factory=list)
+    chosen_because: str = ""  # the chat was not named: why it is the latest
 
     @property
     def saved(self) -> int:
@@ -208,12 +210,13 @@ class ExtractionService:
     ) -> ExtractionReport:
         """Extract Now (everything unprocessed), Extract Here (`up_to`) or a forced range."""
         character = self._library.character(character_name)
-        ref = self._library.chat(character, chat_id)
+        ref, chosen_because = self._chat(character, chat_id)
         if not dry_run:
             self._files.require_writable("extract memories")
         self.settle_pending(character)
         settings = self.settings_for(character)
         report = self._report(character, ref)
+        report.chosen_because = chosen_because
         with self._state.exclusive(character.name, ref.id):
             loaded = self._library.load_chat(ref)
             sources = source_messages(loaded)
@@ -256,7 +259,7 @@ class ExtractionService:
         location = self.location_for(character, ref)
         memories = self._files.load(location.file)
         existing = _existing_bullets(memories)
-        user_name = loaded.chat.header.user_name or "User"
+        user_name = chat_user_name(loaded.chat)
         recent = render_messages(part, user_name=user_name, char_name=character.name)
         collection = location.bullets
         related = await self._related(collection, memories, recent) if existing else []
@@ -498,6 +501,15 @@ class ExtractionService:
         if self._model is None:
             self._model = self._model_factory()
         return self._model
+
+    def _chat(self, character: Character, chat_id: str | None) -> tuple[ChatRef, str]:
+        """The chat named, or the latest with why it is the latest."""
+        if chat_id is not None:
+            return self._library.chat(character, chat_id), ""
+        latest = self._library.latest_chat(character)
+        if latest is None:
+            return self._library.chat(character), ""  # raises: no chats yet
+        return latest.ref, latest.reason
 
     def _report(self, character: Character, ref: ChatRef) -> ExtractionReport:
         return ExtractionReport(character.name, ref.id, self.location_for(character, ref).file)

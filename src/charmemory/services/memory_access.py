@@ -34,7 +34,11 @@ class Located:
     character: Character
     chat: ChatRef | None  # the chat named, or the latest one when a chat was needed
     location: MemoryLocation
-    chat_chosen: bool = False  # the chat was not named: it is the character's latest
+    chosen_because: str = ""  # set when the chat was not named: why it is the latest
+
+    @property
+    def chat_chosen(self) -> bool:
+        return bool(self.chosen_because)
 
 
 class MemoryLocator:
@@ -54,9 +58,11 @@ class MemoryLocator:
         if chat_id is not None:
             chat = self.library.chat(character, chat_id)
             return Located(character, chat, self.for_chat(character, chat))
-        if (per_chat or latest_chat) and self.library.chats(character):
-            chat = self.library.chat(character)
-            return Located(character, chat, self.for_chat(character, chat), chat_chosen=True)
+        if per_chat or latest_chat:
+            latest = self.library.latest_chat(character)
+            if latest is not None:
+                place = self.for_chat(character, latest.ref)
+                return Located(character, latest.ref, place, chosen_because=latest.reason)
         return Located(character, None, self.for_chat(character, None))
 
     def for_chat(self, character: Character, chat: ChatRef | None) -> MemoryLocation:

@@ -56,7 +56,7 @@ class MemoryListing:
     digest: str | None  # pass back as `expect` to refuse edits of a file changed since
     blocks: tuple[Block, ...]
     chat: str | None = None  # the chat whose memories these are (per-chat files)
-    chat_chosen: bool = False  # that chat was not named: it is the latest
+    chosen_because: str = ""  # that chat was not named: why it is the latest
     warnings: tuple[str, ...] = ()  # about the file's shape (a tag without its pair)
 
     @property
@@ -178,6 +178,6 @@ def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
         loaded.version.digest,
         blocks,
         chat=located.chat.id if located.chat else None,
-        chat_chosen=located.chat_chosen,
+        chosen_because=located.chosen_because,
         warnings=tuple(w for w in (stray_tag_warning(loaded.memories),) if w),
     )

@@ -157,9 +157,6 @@ class Resolved:
     value: Any
     origin: str  # "default", "workspace", "character", "provider", a flag or a variable
 
-    def describe(self) -> str:
-        return self.origin
-
 
 @dataclass(frozen=True)
 class Layer:
