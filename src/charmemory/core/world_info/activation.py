@@ -420,8 +420,10 @@ class _Activation:
             rng=self.rng,
         )
         for position, text in lost.items():
-            step = self.pending[position].step
-            self.decisions[position] = Decision(Outcome.INCLUSION_GROUP, text, step)
+            earlier = self.decisions.get(position)
+            if earlier is None or earlier.outcome is not Outcome.INCLUSION_GROUP:
+                step = self.pending[position].step
+                self.decisions[position] = Decision(Outcome.INCLUSION_GROUP, text, step)
         return kept
 
     def _admit(self, kept: list[int], step: int) -> list[int]:

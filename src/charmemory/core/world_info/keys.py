@@ -25,8 +25,6 @@ _NON_WORD = "[^A-Za-z0-9_]"
 _REGEX_KEY = re.compile(r"/([\s\S]+?)/([gimsuy]*)\Z")
 _UNESCAPED_SLASH = re.compile(r"(?:^|[^\\])/")
 _JS_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
-# JavaScript syntax Python spells differently: named groups, backreferences, [^].
-_JS_SYNTAX = re.compile(r"\\\\|\\k<(\w+)>|\(\?<(?![=!])(\w+)>|\[\^\]")
 
 
 @dataclass(frozen=True)
@@ -115,8 +113,8 @@ def parse_regex_key(key: str) -> tuple[re.Pattern[str], bool] | None:
     """A `/pattern/flags` key as (compiled pattern, sticky), or None when it is plain text.
 
     As in SillyTavern, a slash inside the pattern must be escaped, and a key that
-    does not compile is plain text. JavaScript's named groups, `\\k<name>` and
-    `[^]` are rewritten for Python; `\\w`, `\\d` and `\\b` stay Python's (Unicode-aware).
+    does not compile is plain text. The pattern is rewritten to mean in Python
+    what it means in JavaScript (see `_python_syntax`).
     """
     found = _REGEX_KEY.match(key)
     if found is None:
@@ -128,18 +126,67 @@ def parse_regex_key(key: str) -> tuple[re.Pattern[str], bool] | None:
     for flag in flags:
         options |= _JS_FLAGS.get(flag, 0)
     try:
-        return re.compile(_python_syntax(pattern), options), "y" in flags
+        return re.compile(_python_syntax(pattern, multiline="m" in flags), options), "y" in flags
     except (re.error, OverflowError, RecursionError):
         return None
 
 
-def _python_syntax(pattern: str) -> str:
-    def rewrite(match: re.Match[str]) -> str:
-        text = match.group(0)
-        if match.group(1):
-            return f"(?P={match.group(1)})"
-        if match.group(2):
-            return f"(?P<{match.group(2)}>"
-        return "[\\s\\S]" if text == "[^]" else text
+_WORD = "A-Za-z0-9_"
+_BOUNDARY = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+_NOT_BOUNDARY = f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
+_ESCAPES = {
+    "w": f"[{_WORD}]",
+    "W": f"[^{_WORD}]",
+    "d": "[0-9]",
+    "D": "[^0-9]",
+    "b": _BOUNDARY,
+    "B": _NOT_BOUNDARY,
+}
+_CLASS_ESCAPES = {"w": _WORD, "d": "0-9"}
+_NAMED_REFERENCE = re.compile(r"k<(\w+)>")
 
-    return _JS_SYNTAX.sub(rewrite, pattern)
+
+def _python_syntax(pattern: str, *, multiline: bool) -> str:
+    """A JavaScript pattern in Python's syntax, with JavaScript's meaning.
+
+    JavaScript's `\\w`, `\\d` and `\\b` know only ASCII, `$` without the `m` flag
+    is the very end, `(?<name>` and `\\k<name>` name groups, and `[^]` is any
+    character. (`\\W` and `\\D` inside a character class stay Python's.)
+    """
+    out: list[str] = []
+    index = 0
+    in_class = False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            escaped = pattern[index + 1]
+            named = _NAMED_REFERENCE.match(pattern, index + 1)
+            if in_class and escaped in _CLASS_ESCAPES:
+                out.append(_CLASS_ESCAPES[escaped])
+            elif not in_class and escaped in _ESCAPES:
+                out.append(_ESCAPES[escaped])
+            elif not in_class and named:
+                out.append(f"(?P={named.group(1)})")
+                index = named.end()
+                continue
+            else:
+                out.append(pattern[index : index + 2])
+            index += 2
+        elif in_class:
+            in_class = char != "]"
+            out.append(char)
+            index += 1
+        elif pattern.startswith("[^]", index):
+            out.append("[\\s\\S]")
+            index += 3
+        elif char == "[":
+            in_class = True
+            out.append(char)
+            index += 1
+        elif pattern.startswith("(?<", index) and pattern[index + 3 : index + 4] not in ("=", "!"):
+            out.append("(?P<")
+            index += 3
+        else:
+            out.append("\\Z" if char == "$" and not multiline else char)
+            index += 1
+    return "".join(out)

@@ -1,0 +1,121 @@
+"""Invariants of the engine over generated lorebooks and chats."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from charmemory.core.injection import approximate_tokens
+from tests.support.lore import entry, scan
+
+WORDS = ["oak", "storm", "river", "sword", "moon", "tower", "wolf", "ember"]
+GROUPS = ["", "", "", "weather", "beasts", "weather, beasts"]
+
+sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+
+
+@st.composite
+def lore_entries(draw: st.DrawFn, uid: int):
+    return entry(
+        uid,
+        draw(st.lists(st.sampled_from(WORDS), max_size=2)),
+        draw(sentences),
+        keysecondary=draw(st.lists(st.sampled_from(WORDS), max_size=2)),
+        selectiveLogic=draw(st.integers(0, 3)),
+        constant=draw(st.booleans()),
+        disable=draw(st.booleans()),
+        order=draw(st.integers(0, 5)),
+        position=draw(st.integers(0, 7)),
+        probability=draw(st.sampled_from([0, 30, 100])),
+        group=draw(st.sampled_from(GROUPS)),
+        groupOverride=draw(st.booleans()),
+        groupWeight=draw(st.integers(1, 100)),
+        ignoreBudget=draw(st.booleans()),
+        preventRecursion=draw(st.booleans()),
+        excludeRecursion=draw(st.booleans()),
+        delayUntilRecursion=draw(st.sampled_from([0, 0, 1, 2])),
+        useGroupScoring=draw(st.sampled_from([None, True])),
+    )
+
+
+@st.composite
+def scans(draw: st.DrawFn):
+    count = draw(st.integers(0, 12))
+    entries = [draw(lore_entries(uid)) for uid in range(count)]
+    chat = draw(st.lists(sentences, max_size=6))
+    options = {
+        "scan_depth": draw(st.integers(0, 4)),
+        "recursive": draw(st.booleans()),
+        "max_recursion_steps": draw(st.integers(0, 3)),
+        "min_activations": draw(st.integers(0, 3)),
+        "max_context": draw(st.integers(20, 400)),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+    return entries, chat, options
+
+
+PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(scans())
+def test_the_budget_holds_except_for_entries_that_ignore_it(case):
+    entries, chat, options = case
+
+    result = scan(entries, chat, **options)
+
+    counted = "".join(
+        f"{item.content}\n" for item in result.activated if not item.entry.ignore_budget
+    )
+    assert not counted or approximate_tokens(counted) < result.budget
+
+
+@PROPERTY
+@given(scans())
+def test_a_disabled_entry_never_activates(case):
+    entries, chat, options = case
+
+    result = scan(entries, chat, **options)
+
+    assert not [item for item in result.activated if item.entry.disable]
+    disabled = {e.uid for e in entries if e.disable}
+    assert all(x.reason.value == "disabled" for x in result.explanations() if x.uid in disabled)
+
+
+@PROPERTY
+@given(scans())
+def test_at_most_one_entry_per_inclusion_group(case):
+    entries, chat, options = case
+
+    result = scan(entries, chat, **options)
+
+    members = Counter(name for item in result.activated for name in item.entry.group_names)
+    assert all(count == 1 for count in members.values())
+
+
+@PROPERTY
+@given(scans())
+def test_the_same_inputs_and_seed_give_the_same_activation(case):
+    entries, chat, options = case
+
+    first, second = scan(entries, chat, **options), scan(entries, chat, **options)
+
+    assert [(a.entry.key, a.content, a.text) for a in first.activated] == [
+        (a.entry.key, a.content, a.text) for a in second.activated
+    ]
+    assert first.placement == second.placement
+    assert first.explanations() == second.explanations()
+
+
+@PROPERTY
+@given(scans())
+def test_every_candidate_is_explained_and_only_activated_ones_say_so(case):
+    entries, chat, options = case
+
+    result = scan(entries, chat, **options)
+
+    explained = result.explanations()
+    assert [x.uid for x in explained] == [item.entry.uid for item in result.candidates.entries]
+    assert {x.uid for x in explained if x.activated} == {a.entry.uid for a in result.activated}
