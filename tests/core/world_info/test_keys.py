@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from charmemory.core.world_info.keys import Haystack, compile_key, parse_regex_key
+from charmemory.core.world_info.haystack import Haystack
+from charmemory.core.world_info.keys import compile_key, parse_regex_key, required_literal
 
 TEXT = (
     "\x01Wren: Long live the King!\n"
@@ -117,12 +118,24 @@ def test_an_empty_key_matches_nothing(key: str):
     assert compile_key(key, case_sensitive=False, whole_words=True) is None
 
 
-def test_word_sets_may_be_given_for_the_joined_parts():
-    given = Haystack("ignored text", frozenset({"Oak"}), frozenset({"oak"}))
+@pytest.mark.parametrize(
+    ("key", "whole_words", "anchor"),
+    [
+        ("Forest", True, "forest"),  # a word: looked up in the word set
+        ("magical forest", True, "magi"),  # a substring: its first 4-gram
+        ("e-mail", True, "e-ma"),
+        ("c++", True, None),  # too short for a 4-gram
+        ("elf", False, None),
+        ("shelf", False, "shel"),
+        ("/elf/", True, None),  # regular expressions are always checked
+    ],
+)
+def test_plain_keys_have_an_anchor_the_text_must_hold(
+    key: str, whole_words: bool, anchor: str | None
+):
+    matcher = compile_key(key, case_sensitive=False, whole_words=whole_words)
 
-    assert compile_key("oak", case_sensitive=False, whole_words=True).matches(given)
-    assert compile_key("Oak", case_sensitive=True, whole_words=True).matches(given)
-    assert not compile_key("text", case_sensitive=False, whole_words=True).matches(given)
+    assert matcher is not None and matcher.anchor == anchor
 
 
 @pytest.mark.parametrize(
@@ -138,3 +151,36 @@ def test_word_sets_may_be_given_for_the_joined_parts():
 )
 def test_regex_keys_are_slash_delimited_with_javascript_flags(key: str, regex: bool):
     assert (parse_regex_key(key) is not None) is regex
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"\bkalorven\w*", "kalorven"),
+        (r"ab?cdef", "cdef"),  # "b" may be absent
+        (r"(?:x|y)hello", "hello"),
+        (r"hel|lo", None),  # a top-level alternative: nothing is certain
+        (r"\x01Wren:[^\x01]*king", "Wren:"),
+        (r"colou?r pattern", "r pattern"),
+        (r"x\.ycom", "x.ycom"),
+        (r"abc{2}defg", "defg"),
+        (r"a{0,2}bcdef", "bcdef"),
+        (r"(foo)?barbaz", "barbaz"),
+        (r"[/]", None),
+        (r"\\path", "\\path"),
+        (r"\u00e9abcd", "abcd"),
+        (r"\k<x>yes", "yes"),
+        (r"\12abcd", "abcd"),
+        (r"é\bword", "word"),
+    ],
+)
+def test_the_text_a_regular_expression_always_contains(pattern: str, literal: str | None):
+    assert required_literal(pattern) == literal
+
+
+def test_a_case_insensitive_regex_is_anchored_on_lower_case_text():
+    insensitive = compile_key(r"/\bKalor\w+/i", case_sensitive=True, whole_words=True)
+    sensitive = compile_key(r"/\bKalor\w+/", case_sensitive=False, whole_words=True)
+
+    assert (insensitive.anchor, insensitive.case_sensitive) == ("kalo", False)
+    assert (sensitive.anchor, sensitive.case_sensitive) == ("Kalo", True)

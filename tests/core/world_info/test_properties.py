@@ -119,3 +119,53 @@ def test_every_candidate_is_explained_and_only_activated_ones_say_so(case):
     explained = result.explanations()
     assert [x.uid for x in explained] == [item.entry.uid for item in result.candidates.entries]
     assert {x.uid for x in explained if x.activated} == {a.entry.uid for a in result.activated}
+
+
+KEY_PARTS = ["oak", "Oak", "storm", "c++", "e-mail", "dr.", "x.y", "moon river", "riv", "tow"]
+REGEXES = ["/\\boak\\w*/i", "/Storm/", "/r(iv|ow)er/", "/\\x01Wren:[^\\x01]*moon/i", "/to?wer/"]
+
+
+@PROPERTY
+@given(
+    keys=st.lists(
+        st.lists(st.sampled_from(KEY_PARTS + REGEXES), min_size=1, max_size=3), max_size=15
+    ),
+    chat=st.lists(
+        st.lists(
+            st.sampled_from([*WORDS, "Oak,", "c++", "e-mail", "dr.", "x.yz", "River"]), max_size=8
+        ).map(" ".join),
+        max_size=4,
+    ),
+    case_sensitive=st.booleans(),
+    whole_words=st.booleans(),
+)
+def test_the_indexes_find_exactly_the_entries_whose_keys_match(
+    keys, chat, case_sensitive, whole_words
+):
+    from charmemory.core.world_info.haystack import Haystack
+    from charmemory.core.world_info.keys import compile_key
+
+    entries = [entry(uid, entry_keys, "x") for uid, entry_keys in enumerate(keys)]
+    result = scan(
+        entries,
+        chat,
+        recursive=False,
+        case_sensitive=case_sensitive,
+        match_whole_words=whole_words,
+        scan_depth=4,
+        max_context=10**6,
+    )
+
+    lines = [f"Wren: {line}".strip() for line in reversed(chat)]
+    text = Haystack("\x01" + "\n\x01".join(lines)) if lines else Haystack("")
+    expected = [
+        uid
+        for uid, entry_keys in enumerate(keys)
+        if any(
+            (matcher := compile_key(key, case_sensitive=case_sensitive, whole_words=whole_words))
+            is not None
+            and matcher.matches(text)
+            for key in entry_keys
+        )
+    ]
+    assert sorted(item.entry.uid for item in result.activated) == expected

@@ -1,9 +1,8 @@
 """The prompt a character answers from, assembled as SillyTavern's default Chat Completion preset.
 
-    request = PromptRequest(card, chat, Persona("Wren"), memory=injection)
-    built = build_prompt(request, gather_candidates(sources), rng=random.Random(seed), now=now)
-    built.prompt.messages          # role, content, section(s) and tokens of each message
-    built.metadata_updates         # timedWorldInfo and lastInContextMessageId to store
+`build_prompt(PromptRequest(card, chat, persona, memory=injection), candidates, rng=..., now=...)`
+activates World Info and assembles the messages: `.prompt.messages` gives each one's role,
+content, sections and tokens, `.metadata_updates` what to store in the chat's metadata.
 """
 
 from charmemory.core.prompt.assembly import (

@@ -268,20 +268,23 @@ class _Activation:
     def _scan_pass(self, state: _Pass, level: int, step: int) -> list[int]:
         recursion = state is not _Pass.MIN_ACTIVATIONS
         pool: set[int] = set(self.immediate)
-        for profile, index in self.candidates.word_index.items():
-            haystack = self.buffer.haystack(profile[0], profile[1], recursion)
-            words = haystack.words if profile[2] else haystack.lower_words
-            if len(words) < len(index):
-                for word in words:
-                    hits = index.get(word)
-                    if hits:
-                        pool.update(hits)
-            else:
-                for word, hits in index.items():
-                    if word in words:
-                        pool.update(hits)
-        for positions in self.candidates.slow.values():
-            pool.update(positions)
+        for kind, indexes in (
+            ("words", self.candidates.word_index),
+            ("grams", self.candidates.gram_index),
+        ):
+            for (scan_depth, flags, case_sensitive), index in indexes.items():
+                haystack = self.buffer.haystack(scan_depth, flags, recursion)
+                present = getattr(haystack, kind)(case_sensitive)
+                if len(present) < len(index):
+                    for anchor in present:
+                        hits = index.get(anchor)
+                        if hits:
+                            pool.update(hits)
+                else:
+                    for anchor, hits in index.items():
+                        if anchor in present:
+                            pool.update(hits)
+        pool.update(self.candidates.slow)
         found = []
         for position in sorted(pool):
             if position in self.activated or position in self.failed or position in self.blocked:

@@ -76,8 +76,11 @@ class Candidates:
             *_merge(character, global_entries, settings.strategy),
         )
         self.positions = {item.entry.key: index for index, item in enumerate(self.entries)}
+        # Entries by what their scan text must hold for one of their keys to match:
+        # a word, or a 4-gram; entries with a key that has no such anchor are slow.
         self.word_index: dict[Profile, dict[str, list[int]]] = {}
-        self.slow: dict[Profile, list[int]] = {}
+        self.gram_index: dict[Profile, dict[str, list[int]]] = {}
+        self.slow: list[int] = []
         self.constant: list[int] = []
         self.decorated: list[int] = []  # @@activate or @@dont_activate
         self.conditional: list[int] = []  # disabled, triggers, character filter, delay, timed
@@ -132,15 +135,15 @@ class Candidates:
                 self.conditional.append(position)
             if entry.disable:
                 continue
-            words = self.word_index.setdefault(item.profile, {})
-            indexed = True
-            for key in item.primary:
-                if isinstance(key, KeyMatcher) and key.kind == "word":
-                    words.setdefault(key.needle, []).append(position)
-                else:
-                    indexed = False
-            if not indexed:
-                self.slow.setdefault(item.profile, []).append(position)
+            anchors = [key.anchor if isinstance(key, KeyMatcher) else None for key in item.primary]
+            if None in anchors:
+                self.slow.append(position)
+                continue
+            for key, anchor in zip(item.primary, anchors, strict=True):
+                index = self.word_index if key.kind == "word" else self.gram_index
+                # Entries sharing a profile read the same scan text the same way.
+                profile = (entry.scan_depth, entry.scan_flags, key.case_sensitive)
+                index.setdefault(profile, {}).setdefault(anchor, []).append(position)
         self.recursion_levels = tuple(sorted(levels))
 
 

@@ -34,11 +34,6 @@ class CompiledEntry:
     case_sensitive: bool  # the entry's own setting, or the default
     whole_words: bool
 
-    @property
-    def profile(self) -> tuple[int | None, tuple[bool, ...], bool]:
-        """Entries sharing a profile read the same scan text the same way."""
-        return (self.entry.scan_depth, self.entry.scan_flags, self.case_sensitive)
-
 
 @dataclass(frozen=True)
 class CompiledBook:

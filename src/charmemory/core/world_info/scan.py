@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.core.world_info.entries import GenerationType
-from charmemory.core.world_info.keys import WORD_RUN, Haystack, KeyMatcher
+from charmemory.core.world_info.haystack import Haystack
+from charmemory.core.world_info.keys import KeyMatcher
 from charmemory.core.world_info.settings import WorldInfoSettings
 from charmemory.formats.chat import Chat
 
@@ -104,7 +105,6 @@ class ScanBuffer:
         self._injections = [(label, text) for label, text in context.injections if text]
         self._recursion: list[list[tuple[str, str]]] = []
         self._haystacks: dict[tuple[int, tuple[bool, ...], bool, int], Haystack] = {}
-        self._words: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.skew = 0
         self.chat_length = len(context.messages)
 
@@ -137,7 +137,7 @@ class ScanBuffer:
     ) -> str:
         """Which part of the scan text `matcher` matches in, for explanations."""
         for label, text in self._parts(self._effective_depth(scan_depth), flags, recursion):
-            if matcher.matches(Haystack(_MARK + text)):
+            if matcher.matches(Haystack(_MARK + text, (text,))):
                 return label
         return "the scan text"
 
@@ -167,22 +167,7 @@ class ScanBuffer:
         chunks += [text for _, text in self._injections]
         if recursion:
             chunks += ["\n".join(text for _, text in step) for step in self._recursion]
-        words: set[str] = set()
-        lower_words: set[str] = set()
-        for chunk in chunks:
-            chunk_words, chunk_lower = self._chunk_words(chunk)
-            words |= chunk_words
-            lower_words |= chunk_lower
-        return Haystack(_MARK + _JOINER.join(chunks), frozenset(words), frozenset(lower_words))
-
-    def _chunk_words(self, chunk: str) -> tuple[frozenset[str], frozenset[str]]:
-        found = self._words.get(chunk)
-        if found is None:
-            found = self._words[chunk] = (
-                frozenset(WORD_RUN.findall(chunk)),
-                frozenset(WORD_RUN.findall(chunk.lower())),
-            )
-        return found
+        return Haystack(_MARK + _JOINER.join(chunks), chunks)
 
 
 def _scan_line(message: ScanMessage, settings: WorldInfoSettings) -> str:
