@@ -4,10 +4,12 @@ Run from the repository root: ``PYTHONPATH=src .venv/bin/python bench/world_info
 Writes the ``## World Info activation`` section of bench/RESULTS.md and leaves
 every other section as it is. Target: under 20 ms for 10,000 entries on 2 cores.
 
-Each lorebook is generated from a fixed seed: every entry has its own name as a
-key plus one or two shared terms, some a two-word phrase, a regular expression
-or secondary keys; entry contents mention other entries' names, so recursion
-runs. The chat has 50 messages of about 45 words, 16 of which mention an entry.
+Each lorebook is generated from a fixed seed: every entry has its own invented
+name as a key plus one or two shared terms; 15 % also have a two-word phrase
+key, 1 % a regular expression, 5 % secondary keys. Entry contents and chat
+messages are English text (runs of words from the memory files in bench/data),
+and one entry in ten mentions another entry's name, so recursion runs. The chat
+has 50 messages of about 45 words; 16 of them mention an entry.
 The scan covers all 50 messages with SillyTavern's default settings otherwise
 (recursion on, 25 % of an 8,192-token context less 300 for the response).
 
@@ -21,16 +23,16 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from results import write_section  # noqa: E402
-
-from charmemory.core.world_info import (  # noqa: E402
+from bench.results import write_section
+from charmemory.core.world_info import (
     LoreSources,
     NamedBook,
     ScanContext,
@@ -39,7 +41,7 @@ from charmemory.core.world_info import (  # noqa: E402
     activate_world_info,
     gather_candidates,
 )
-from charmemory.formats.lorebook import Lorebook, new_entry  # noqa: E402
+from charmemory.formats.lorebook import Lorebook, new_entry
 
 TITLE = "World Info activation"
 SYLLABLES = [
@@ -51,40 +53,50 @@ MENTIONS = 16
 CONTEXT = 8192 - 300
 
 
+ENGLISH = Path(__file__).resolve().parent / "data" / "memories"
+
+
 def pseudo_word(rng: random.Random, parts: int) -> str:
     return "".join(rng.choice(SYLLABLES) for _ in range(parts))
 
 
+def english_words() -> list[str]:
+    text = " ".join(path.read_text(encoding="utf-8") for path in sorted(ENGLISH.glob("*.md")))
+    return re.findall(r"[A-Za-z][A-Za-z']*", text)
+
+
+def passage(rng: random.Random, words: list[str], length: int) -> list[str]:
+    start = rng.randrange(len(words) - length)
+    return words[start : start + length]
+
+
 def generate(size: int, seed: int = 7) -> tuple[Lorebook, tuple[ScanMessage, ...]]:
     rng = random.Random(seed)
-    filler = sorted({pseudo_word(rng, rng.randint(1, 3)) for _ in range(4000)})
+    english = english_words()
+    taken = {word.lower() for word in english}
     names: list[str] = []
-    taken = set(filler)
     while len(names) < size:
         name = pseudo_word(rng, 4).capitalize()
         if name.lower() not in taken:
             taken.add(name.lower())
             names.append(name)
-    terms = [pseudo_word(rng, 4) + "ite" for _ in range(200)]
+    terms = [pseudo_word(rng, 3) + "ite" for _ in range(200)]
     book = Lorebook()
     for uid, name in enumerate(names):
         keys = [name, *rng.sample(terms, rng.randint(1, 2))]
         roll = rng.random()
         if roll < 0.15:
-            keys.append(f"{name} {rng.choice(filler)}")
-        elif roll < 0.17:
+            keys.append(f"{name} {rng.choice(english).lower()}")
+        elif roll < 0.16:
             keys.append(f"/\\b{name.lower()}s?\\b/i")
-        words = [rng.choice(filler) for _ in range(rng.randint(30, 80))]
+        words = passage(rng, english, rng.randint(30, 80))
         if rng.random() < 0.1:
             words.insert(rng.randrange(len(words)), rng.choice(names))
         fields = {}
         if rng.random() < 0.05:
-            fields = {"keysecondary": [rng.choice(filler)], "selectiveLogic": rng.randint(0, 3)}
+            fields = {"keysecondary": [rng.choice(english)], "selectiveLogic": rng.randint(0, 3)}
         book.put(new_entry(" ".join(words), keys, uid=uid, comment=name, **fields))
-    chat = []
-    for index in range(MESSAGES):
-        words = [rng.choice(filler) for _ in range(rng.randint(35, 55))]
-        chat.append(words)
+    chat = [passage(rng, english, rng.randint(35, 55)) for _ in range(MESSAGES)]
     for _ in range(MENTIONS):
         words = rng.choice(chat)
         words.insert(rng.randrange(len(words)), rng.choice(names))
@@ -129,8 +141,9 @@ def measure(size: int, rounds: int) -> dict[str, float]:
 
 def report(rows: list[dict[str, float]], rounds: int) -> list[str]:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    cores = len(os.sched_getaffinity(0))
     lines = [
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load} at the start. "
+        f"Python {sys.version.split()[0]}, {cores} cores, load average {load} at the start. "
         "Run `PYTHONPATH=src .venv/bin/python bench/world_info.py`.",
         "",
         f"One lorebook, {MESSAGES}-message scan, SillyTavern's default settings otherwise; "

@@ -122,11 +122,11 @@ def test_an_empty_key_matches_nothing(key: str):
     ("key", "whole_words", "anchor"),
     [
         ("Forest", True, "forest"),  # a word: looked up in the word set
-        ("magical forest", True, "magi"),  # a substring: its first 4-gram
-        ("e-mail", True, "e-ma"),
+        ("magical forest", True, "magi"),  # a substring: a 4-gram of it
+        ("e-mail", True, "-mai"),  # its 4-gram of the rarest characters
         ("c++", True, None),  # too short for a 4-gram
         ("elf", False, None),
-        ("shelf", False, "shel"),
+        ("shelf", False, "helf"),
         ("/elf/", True, None),  # regular expressions are always checked
     ],
 )

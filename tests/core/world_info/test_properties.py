@@ -13,14 +13,17 @@ from tests.support.lore import entry, scan
 WORDS = ["oak", "storm", "river", "sword", "moon", "tower", "wolf", "ember"]
 GROUPS = ["", "", "", "weather", "beasts", "weather, beasts"]
 
-sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+KEYS = [*WORDS, "oak storm", "/riv\\w+/i", "/Moon/", "tow", "wolf,"]
+sentences = st.lists(st.sampled_from([*WORDS, "Moon", "wolf,"]), min_size=1, max_size=6).map(
+    " ".join
+)
 
 
 @st.composite
 def lore_entries(draw: st.DrawFn, uid: int):
     return entry(
         uid,
-        draw(st.lists(st.sampled_from(WORDS), max_size=2)),
+        draw(st.lists(st.sampled_from(KEYS), max_size=2)),
         draw(sentences),
         keysecondary=draw(st.lists(st.sampled_from(WORDS), max_size=2)),
         selectiveLogic=draw(st.integers(0, 3)),
@@ -169,3 +172,47 @@ def test_the_indexes_find_exactly_the_entries_whose_keys_match(
         )
     ]
     assert sorted(item.entry.uid for item in result.activated) == expected
+
+
+def unindexed(candidates):
+    """The same candidates with every entry checked key by key on every pass."""
+    plain = candidates.with_extra("unused", [])
+    plain.word_index, plain.gram_index = {}, {}
+    plain.slow = list(range(len(plain)))
+    return plain
+
+
+@PROPERTY
+@given(scans(), st.booleans(), st.booleans())
+def test_the_indexes_and_incremental_passes_change_no_decision(case, case_sensitive, whole_words):
+    import random
+
+    from charmemory.core.world_info import ScanContext, WorldInfoSettings, activate_world_info
+    from tests.support.lore import candidates_of, messages
+
+    entries, chat, options = case
+    settings = WorldInfoSettings(
+        scan_depth=options["scan_depth"],
+        recursive=options["recursive"],
+        max_recursion_steps=options["max_recursion_steps"],
+        min_activations=options["min_activations"],
+        case_sensitive=case_sensitive,
+        match_whole_words=whole_words,
+    )
+    indexed = candidates_of(*entries, settings=settings)
+    context = ScanContext(messages=messages(*chat))
+
+    def run(candidates):
+        return activate_world_info(
+            candidates,
+            context,
+            max_context=options["max_context"],
+            rng=random.Random(options["seed"]),
+            settings=settings,
+        )
+
+    fast, slow = run(indexed), run(unindexed(indexed))
+    assert [(a.entry.key, a.text, a.step) for a in fast.activated] == [
+        (a.entry.key, a.text, a.step) for a in slow.activated
+    ]
+    assert fast.explanations() == slow.explanations()

@@ -26,7 +26,7 @@ the chat scanned one message deeper, and finally once per remaining
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -46,7 +46,8 @@ from charmemory.core.world_info.entries import (
 )
 from charmemory.core.world_info.explain import Decision, Explanation, Outcome, explain
 from charmemory.core.world_info.groups import filter_inclusion_groups
-from charmemory.core.world_info.keys import Haystack, KeyMatcher
+from charmemory.core.world_info.haystack import Haystack, part_sets
+from charmemory.core.world_info.keys import KeyMatcher
 from charmemory.core.world_info.placement import WorldInfoPlacement, place_entries
 from charmemory.core.world_info.scan import ScanBuffer, ScanContext
 from charmemory.core.world_info.settings import DEFAULT_WORLD_INFO_SETTINGS, WorldInfoSettings
@@ -147,6 +148,8 @@ class _Activation:
         self.pending: dict[int, Decision] = {}
         self.key_cache: dict[str, KeyMatcher | None] = {}
         self.hashes: dict[tuple[str, int], int] = {}
+        self.first_keys: dict[int, int] = {}  # entry -> number of its first key found so far
+        self.scanned: dict[tuple[int | None, tuple[bool, ...]], tuple[str, ...]] = {}
         self.timed = check_timed_effects(
             timed_state, candidates, self.buffer.chat_length, self.hash_of
         )
@@ -267,29 +270,13 @@ class _Activation:
 
     def _scan_pass(self, state: _Pass, level: int, step: int) -> list[int]:
         recursion = state is not _Pass.MIN_ACTIVATIONS
-        pool: set[int] = set(self.immediate)
-        for kind, indexes in (
-            ("words", self.candidates.word_index),
-            ("grams", self.candidates.gram_index),
-        ):
-            for (scan_depth, flags, case_sensitive), index in indexes.items():
-                haystack = self.buffer.haystack(scan_depth, flags, recursion)
-                present = getattr(haystack, kind)(case_sensitive)
-                if len(present) < len(index):
-                    for anchor in present:
-                        hits = index.get(anchor)
-                        if hits:
-                            pool.update(hits)
-                else:
-                    for anchor, hits in index.items():
-                        if anchor in present:
-                            pool.update(hits)
-        pool.update(self.candidates.slow)
+        hits = self._anchored(recursion)
+        pool = {*self.immediate, *hits, *self.candidates.slow}
         found = []
         for position in sorted(pool):
             if position in self.activated or position in self.failed or position in self.blocked:
                 continue
-            decision = self._consider(position, state, level, step, recursion)
+            decision = self._consider(position, state, level, step, recursion, hits.get(position))
             if decision is None:
                 continue
             if decision.outcome.activates:
@@ -299,10 +286,51 @@ class _Activation:
                 self.decisions[position] = decision
         return found
 
+    def _anchored(self, recursion: bool) -> dict[int, set[int]]:
+        """Entries whose keys' anchors the scan text holds, with the numbers of those keys.
+
+        A recursion pass only adds parts to the scan texts, so a key that matched
+        still matches and a key that did not can only match in the new parts:
+        then only the new parts are looked up, and the first key found earlier
+        is carried over. Any other change (a wider scan) starts afresh.
+        """
+        indexes = {"words": self.candidates.word_index, "grams": self.candidates.gram_index}
+        configs = {profile[:2] for index in indexes.values() for profile in index}
+        now = {config: self.buffer.parts(*config, recursion) for config in configs}
+        appended = all(
+            config in self.scanned and parts[: len(self.scanned[config])] == self.scanned[config]
+            for config, parts in now.items()
+        )
+        if not appended:
+            self.first_keys.clear()
+        hits: dict[int, set[int]] = {p: {number} for p, number in self.first_keys.items()}
+        for kind, by_profile in indexes.items():
+            for (scan_depth, flags, case_sensitive), index in by_profile.items():
+                parts = now[(scan_depth, flags)]
+                fresh = parts[len(self.scanned[(scan_depth, flags)]) :] if appended else parts
+                if not fresh:
+                    continue
+                present = part_sets(fresh, kind, case_sensitive)
+                if len(present) < len(index):
+                    found = [index[anchor] for anchor in present if anchor in index]
+                else:
+                    found = [keyed for anchor, keyed in index.items() if anchor in present]
+                for keyed in found:
+                    for position, number in keyed:
+                        hits.setdefault(position, set()).add(number)
+        self.scanned = now
+        return hits
+
     def _consider(
-        self, position: int, state: _Pass, level: int, step: int, recursion: bool
+        self,
+        position: int,
+        state: _Pass,
+        level: int,
+        step: int,
+        recursion: bool,
+        keys: set[int] | None,
     ) -> Decision | None:
-        found = self._activation(position, state, step, recursion)
+        found = self._activation(position, state, step, recursion, keys)
         if found is None:
             return None
         entry = self.entries[position].entry
@@ -319,9 +347,13 @@ class _Activation:
         return found
 
     def _activation(
-        self, position: int, state: _Pass, step: int, recursion: bool
+        self, position: int, state: _Pass, step: int, recursion: bool, keys: set[int] | None
     ) -> Decision | None:
-        """What would activate the entry in this pass, before the recursion rules."""
+        """What would activate the entry in this pass, before the recursion rules.
+
+        `keys` numbers the primary keys whose anchors the scan text holds; the
+        others cannot match. None: all may.
+        """
         item = self.entries[position]
         entry = item.entry
         if "@@activate" in entry.decorators:
@@ -336,9 +368,13 @@ class _Activation:
         if not entry.keys:
             return None
         haystack = self.buffer.haystack(entry.scan_depth, entry.scan_flags, recursion)
-        primary = self._first_match(item, item.primary, haystack)
-        if primary is None:
+        numbers = range(len(item.primary)) if keys is None else sorted(keys)
+        found_key = self._first_match(item, numbers, haystack)
+        if found_key is None:
             return None
+        number, primary = found_key
+        if keys is not None:
+            self.first_keys[position] = number
         where = self.buffer.locate(primary, entry.scan_depth, entry.scan_flags, recursion)
         found = f"key '{primary.key}' matched in {where}"
         if state is _Pass.MIN_ACTIVATIONS:
@@ -354,12 +390,13 @@ class _Activation:
         return resolve_key(key, item, self.substitute, self.key_cache)
 
     def _first_match(
-        self, item: CompiledEntry, keys: tuple[Key, ...], haystack: Haystack
-    ) -> KeyMatcher | None:
-        for key in keys:
-            matcher = self._matcher(key, item)
+        self, item: CompiledEntry, numbers: Iterable[int], haystack: Haystack
+    ) -> tuple[int, KeyMatcher] | None:
+        """The first of these primary keys (by number) found, with its number."""
+        for number in numbers:
+            matcher = self._matcher(item.primary[number], item)
             if matcher is not None and matcher.matches(haystack):
-                return matcher
+                return number, matcher
         return None
 
     def _matched(self, item: CompiledEntry, keys: tuple[Key, ...], haystack: Haystack) -> list[str]:

@@ -78,8 +78,9 @@ class Candidates:
         self.positions = {item.entry.key: index for index, item in enumerate(self.entries)}
         # Entries by what their scan text must hold for one of their keys to match:
         # a word, or a 4-gram; entries with a key that has no such anchor are slow.
-        self.word_index: dict[Profile, dict[str, list[int]]] = {}
-        self.gram_index: dict[Profile, dict[str, list[int]]] = {}
+        # Each hit names the entry and which of its primary keys the anchor is for.
+        self.word_index: dict[Profile, dict[str, list[tuple[int, int]]]] = {}
+        self.gram_index: dict[Profile, dict[str, list[tuple[int, int]]]] = {}
         self.slow: list[int] = []
         self.constant: list[int] = []
         self.decorated: list[int] = []  # @@activate or @@dont_activate
@@ -139,11 +140,11 @@ class Candidates:
             if None in anchors:
                 self.slow.append(position)
                 continue
-            for key, anchor in zip(item.primary, anchors, strict=True):
+            for number, (key, anchor) in enumerate(zip(item.primary, anchors, strict=True)):
                 index = self.word_index if key.kind == "word" else self.gram_index
                 # Entries sharing a profile read the same scan text the same way.
                 profile = (entry.scan_depth, entry.scan_flags, key.case_sensitive)
-                index.setdefault(profile, {}).setdefault(anchor, []).append(position)
+                index.setdefault(profile, {}).setdefault(anchor, []).append((position, number))
         self.recursion_levels = tuple(sorted(levels))
 
 

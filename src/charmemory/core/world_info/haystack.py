@@ -92,7 +92,15 @@ class Haystack:
     def _union(self, kind: str, case_sensitive: bool) -> frozenset[str]:
         found = self._sets.get((kind, case_sensitive))
         if found is None:
-            sets = [getattr(part, kind)(case_sensitive) for part in self._parts]
-            found = sets[0] if len(sets) == 1 else frozenset().union(*sets)
-            self._sets[(kind, case_sensitive)] = found
+            found = self._sets[(kind, case_sensitive)] = part_sets(
+                [part.text for part in self._parts], kind, case_sensitive
+            )
         return found
+
+
+def part_sets(parts: Sequence[str], kind: str, case_sensitive: bool) -> frozenset[str]:
+    """The union of the parts' `kind` ("words" or "grams") sets."""
+    sets = [getattr(_part(text), kind)(case_sensitive) for text in parts]
+    if len(sets) == 1:
+        return sets[0]
+    return frozenset().union(*sets)

@@ -51,7 +51,7 @@ class KeyMatcher:
         if self.kind == "word":
             return self.needle
         if len(self.needle) >= GRAM and "\x01" not in self.needle:
-            return self.needle[:GRAM]
+            return rarest_gram(self.needle)
         return None
 
     def matches(self, text: Haystack) -> bool:
@@ -61,9 +61,26 @@ class KeyMatcher:
             return self.needle in (text.text if self.case_sensitive else text.lower)
         assert self.pattern is not None
         if self.kind == "regex":
+            if self.needle and self.needle not in (
+                text.text if self.case_sensitive else text.lower
+            ):
+                return False  # cheaper than the search, and most regexes hold text
             search = self.pattern.match if self.anchored else self.pattern.search
             return search(text.text) is not None
         return self.pattern.search(text.text if self.case_sensitive else text.lower) is not None
+
+
+# Characters from the most to the least frequent in English text; others count as rare.
+_FREQUENT = " etaoinsrhldcumfpgwybvkxjqz"
+
+
+def rarest_gram(needle: str) -> str:
+    """The 4-gram of `needle` made of the least frequent characters, the first if tied.
+
+    Indexing a key by it makes the scan text hold it by chance less often.
+    """
+    grams = [needle[start : start + GRAM] for start in range(len(needle) - GRAM + 1)]
+    return max(grams, key=lambda gram: sum(_FREQUENT.find(c.lower()) % 40 for c in gram))
 
 
 def compile_key(key: str, *, case_sensitive: bool, whole_words: bool) -> KeyMatcher | None:

@@ -104,7 +104,10 @@ class ScanBuffer:
         self._fields = list(zip(FIELD_LABELS, context.fields.texts(), strict=True))
         self._injections = [(label, text) for label, text in context.injections if text]
         self._recursion: list[list[tuple[str, str]]] = []
-        self._haystacks: dict[tuple[int, tuple[bool, ...], bool, int], Haystack] = {}
+        self._recursion_texts: list[str] = []  # each pass's content, joined as SillyTavern does
+        self._built: dict[
+            tuple[int, tuple[bool, ...], bool, int], tuple[tuple[str, ...], Haystack]
+        ] = {}
         self.skew = 0
         self.chat_length = len(context.messages)
 
@@ -121,31 +124,60 @@ class ScanBuffer:
         """Content activated in one pass, as (label, text), to be scanned by later passes."""
         if any(text for _, text in parts):
             self._recursion.append(list(parts))
+            self._recursion_texts.append("\n".join(text for _, text in parts))
 
     def haystack(
         self, scan_depth: int | None, flags: tuple[bool, ...], include_recursion: bool
     ) -> Haystack:
-        depth = self._effective_depth(scan_depth)
-        key = (depth, flags, include_recursion, len(self._recursion) if include_recursion else 0)
-        found = self._haystacks.get(key)
-        if found is None:
-            found = self._haystacks[key] = self._build(depth, flags, include_recursion)
-        return found
+        return self._entry(scan_depth, flags, include_recursion)[1]
+
+    def parts(
+        self, scan_depth: int | None, flags: tuple[bool, ...], include_recursion: bool
+    ) -> tuple[str, ...]:
+        """The parts the scan text joins, in order (empty when the scan depth is 0)."""
+        return self._entry(scan_depth, flags, include_recursion)[0]
 
     def locate(
         self, matcher: KeyMatcher, scan_depth: int | None, flags: tuple[bool, ...], recursion: bool
     ) -> str:
         """Which part of the scan text `matcher` matches in, for explanations."""
-        for label, text in self._parts(self._effective_depth(scan_depth), flags, recursion):
+        depth = self._effective_depth(scan_depth)
+        for label, text in self._labelled(depth, flags, recursion):
             if matcher.matches(Haystack(_MARK + text, (text,))):
                 return label
         return "the scan text"
+
+    def _entry(
+        self, scan_depth: int | None, flags: tuple[bool, ...], recursion: bool
+    ) -> tuple[tuple[str, ...], Haystack]:
+        depth = self._effective_depth(scan_depth)
+        key = (depth, flags, recursion, len(self._recursion) if recursion else 0)
+        found = self._built.get(key)
+        if found is None:
+            chunks = self._chunks(depth, flags, recursion)
+            text = _MARK + _JOINER.join(chunks) if chunks else ""
+            found = self._built[key] = (chunks, Haystack(text, chunks))
+        return found
 
     def _effective_depth(self, scan_depth: int | None) -> int:
         depth = self.depth if scan_depth is None else scan_depth
         return min(depth, MAX_SCAN_DEPTH)
 
-    def _parts(self, depth: int, flags: tuple[bool, ...], recursion: bool) -> list[tuple[str, str]]:
+    def _chunks(self, depth: int, flags: tuple[bool, ...], recursion: bool) -> tuple[str, ...]:
+        if depth <= 0:
+            return ()
+        chunks = [text for _, text in self._messages[:depth]]
+        chunks += [
+            text for (_, text), wanted in zip(self._fields, flags, strict=True) if wanted and text
+        ]
+        chunks += [text for _, text in self._injections]
+        if recursion:
+            chunks += self._recursion_texts
+        return tuple(chunks)
+
+    def _labelled(
+        self, depth: int, flags: tuple[bool, ...], recursion: bool
+    ) -> list[tuple[str, str]]:
         if depth <= 0:
             return []
         parts = list(self._messages[:depth])
@@ -156,18 +188,6 @@ class ScanBuffer:
         if recursion:
             parts += [part for step in self._recursion for part in step]
         return parts
-
-    def _build(self, depth: int, flags: tuple[bool, ...], recursion: bool) -> Haystack:
-        if depth <= 0:
-            return Haystack("")
-        chunks = [text for _, text in self._messages[:depth]]
-        chunks += [
-            text for (_, text), wanted in zip(self._fields, flags, strict=True) if wanted and text
-        ]
-        chunks += [text for _, text in self._injections]
-        if recursion:
-            chunks += ["\n".join(text for _, text in step) for step in self._recursion]
-        return Haystack(_MARK + _JOINER.join(chunks), chunks)
 
 
 def _scan_line(message: ScanMessage, settings: WorldInfoSettings) -> str:
