@@ -26,7 +26,7 @@ the chat scanned one message deeper, and finally once per remaining
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -34,20 +34,15 @@ from typing import Any
 from charmemory.core.injection import TokenCounter, approximate_tokens
 from charmemory.core.world_info.budget import BudgetLedger, world_info_budget
 from charmemory.core.world_info.candidates import Candidates
-from charmemory.core.world_info.catalog import CompiledEntry, Key, resolve_key
+from charmemory.core.world_info.eligibility import set_aside, vector_winners
 from charmemory.core.world_info.entries import (
-    AND_ALL,
-    AND_ANY,
-    LOGIC_NAMES,
-    NOT_ALL,
-    NOT_ANY,
     LoreEntry,
     entry_hash,
 )
 from charmemory.core.world_info.explain import Decision, Explanation, Outcome, explain
 from charmemory.core.world_info.groups import filter_inclusion_groups
-from charmemory.core.world_info.haystack import Haystack, part_sets
-from charmemory.core.world_info.keys import KeyMatcher
+from charmemory.core.world_info.haystack import part_sets
+from charmemory.core.world_info.matching import KeyChecks
 from charmemory.core.world_info.placement import WorldInfoPlacement, place_entries
 from charmemory.core.world_info.scan import ScanBuffer, ScanContext
 from charmemory.core.world_info.settings import DEFAULT_WORLD_INFO_SETTINGS, WorldInfoSettings
@@ -136,7 +131,6 @@ class _Activation:
     ) -> None:
         self.candidates = candidates
         self.entries = candidates.entries
-        self.scan = scan
         self.settings = settings
         self.rng = rng
         self.substitute = substitute
@@ -146,15 +140,19 @@ class _Activation:
         self.activated: dict[int, ActivatedEntry] = {}
         self.failed: set[int] = set()
         self.pending: dict[int, Decision] = {}
-        self.key_cache: dict[str, KeyMatcher | None] = {}
+        self.keys = KeyChecks(substitute)
         self.hashes: dict[tuple[str, int], int] = {}
         self.first_keys: dict[int, int] = {}  # entry -> number of its first key found so far
         self.scanned: dict[tuple[int | None, tuple[bool, ...]], tuple[str, ...]] = {}
         self.timed = check_timed_effects(
             timed_state, candidates, self.buffer.chat_length, self.hash_of
         )
-        self.blocked = self._set_aside()
-        self.vector = self._vector_winners(vector_scores)
+        self.blocked = set_aside(candidates, scan, self.timed, self.buffer.chat_length)
+        self.vector, unranked = vector_winners(
+            candidates, vector_scores, settings.vector_max_entries, self.blocked
+        )
+        self.decisions.update(self.blocked)
+        self.decisions.update(unranked)
         self.immediate = sorted(
             {*candidates.constant, *self.timed.sticky, *self.vector, *candidates.decorated}
             - set(self.blocked)
@@ -191,80 +189,6 @@ class _Activation:
                     ]
                 )
         return self._result(steps)
-
-    # -- before the passes ------------------------------------------------------------
-
-    def _set_aside(self) -> dict[int, Decision]:
-        """Entries that cannot activate this generation, whatever the scan finds."""
-        blocked: dict[int, Decision] = {}
-        for position in self.candidates.conditional:
-            reason = self._static_reason(position)
-            if reason is not None:
-                blocked[position] = reason
-        for position in self.candidates.decorated:
-            decorators = self.entries[position].entry.decorators
-            if "@@dont_activate" in decorators and "@@activate" not in decorators:
-                blocked.setdefault(
-                    position, Decision(Outcome.SUPPRESSED, "@@dont_activate decorator")
-                )
-        self.decisions.update(blocked)
-        return blocked
-
-    def _static_reason(self, position: int) -> Decision | None:
-        entry = self.entries[position].entry
-        scan = self.scan
-        if entry.disable:
-            return Decision(Outcome.DISABLED, "disabled")
-        if entry.triggers and scan.generation_type not in entry.triggers:
-            allowed = ", ".join(entry.triggers)
-            text = (
-                f"generation type '{scan.generation_type}' is not one of its triggers ({allowed})"
-            )
-            return Decision(Outcome.TRIGGER, text)
-        wanted = entry.character_filter
-        if wanted.names and (scan.character in wanted.names) == wanted.exclude:
-            verb = "excludes" if wanted.exclude else "does not list"
-            return Decision(Outcome.CHARACTER_FILTER, f"character filter {verb} '{scan.character}'")
-        if wanted.tags:
-            tagged = any(tag in wanted.tags for tag in scan.character_tags)
-            if tagged == wanted.exclude:
-                verb = "excludes" if wanted.exclude else "needs"
-                tags = ", ".join(wanted.tags)
-                return Decision(
-                    Outcome.CHARACTER_FILTER, f"character filter {verb} the tags {tags}"
-                )
-        if position in self.timed.delayed:
-            text = (
-                f"delay: waits for {entry.delay} messages, the chat has {self.buffer.chat_length}"
-            )
-            return Decision(Outcome.DELAY, text)
-        if position in self.timed.cooldown and position not in self.timed.sticky:
-            end = self.timed.ends.get(("cooldown", position))
-            return Decision(Outcome.COOLDOWN, f"on cooldown until the chat has {end} messages")
-        return None
-
-    def _vector_winners(self, scores: Mapping[tuple[str, int], float]) -> dict[int, str]:
-        """The top vectorized entries by similarity, with the words that explain them."""
-        ranked = []
-        for key, score in scores.items():
-            position = self.candidates.positions.get(key)
-            if position is None:
-                continue
-            entry = self.entries[position].entry
-            if entry.vectorized and not entry.disable:
-                ranked.append((-score, position))
-        ranked.sort()
-        limit = max(0, self.settings.vector_max_entries)
-        winners = {}
-        for rank, (negative, position) in enumerate(ranked):
-            if rank < limit:
-                winners[position] = f"vector similarity {-negative:.3f} (top {limit})"
-            elif position not in self.blocked:
-                text = (
-                    f"no key matched; vector similarity {-negative:.3f} is not in the top {limit}"
-                )
-                self.decisions[position] = Decision(Outcome.NO_MATCH, text)
-        return winners
 
     # -- one scan pass ----------------------------------------------------------------
 
@@ -369,7 +293,7 @@ class _Activation:
             return None
         haystack = self.buffer.haystack(entry.scan_depth, entry.scan_flags, recursion)
         numbers = range(len(item.primary)) if keys is None else sorted(keys)
-        found_key = self._first_match(item, numbers, haystack)
+        found_key = self.keys.first_match(item, numbers, haystack)
         if found_key is None:
             return None
         number, primary = found_key
@@ -380,70 +304,11 @@ class _Activation:
         if state is _Pass.MIN_ACTIVATIONS:
             found += f" (scan widened to {self.buffer.depth} messages)"
         if entry.selective and entry.secondary_keys:
-            passed, detail = self._secondary(item, haystack)
+            passed, detail = self.keys.secondary(item, haystack)
             if not passed:
                 return Decision(Outcome.SECONDARY_KEYS, f"{found}, but {detail}", step)
             found = f"{found}; {detail}"
         return Decision(Outcome.KEY, found, step)
-
-    def _matcher(self, key: Key, item: CompiledEntry) -> KeyMatcher | None:
-        return resolve_key(key, item, self.substitute, self.key_cache)
-
-    def _first_match(
-        self, item: CompiledEntry, numbers: Iterable[int], haystack: Haystack
-    ) -> tuple[int, KeyMatcher] | None:
-        """The first of these primary keys (by number) found, with its number."""
-        for number in numbers:
-            matcher = self._matcher(item.primary[number], item)
-            if matcher is not None and matcher.matches(haystack):
-                return number, matcher
-        return None
-
-    def _matched(self, item: CompiledEntry, keys: tuple[Key, ...], haystack: Haystack) -> list[str]:
-        matched = []
-        for key in keys:
-            matcher = self._matcher(key, item)
-            if matcher is not None and matcher.matches(haystack):
-                matched.append(matcher.key)
-        return matched
-
-    def _secondary(self, item: CompiledEntry, haystack: Haystack) -> tuple[bool, str]:
-        entry = item.entry
-        logic = entry.selective_logic
-        name = LOGIC_NAMES.get(logic, f"logic {logic}")
-        matched = self._matched(item, item.secondary, haystack)
-        total = len(entry.secondary_keys)
-        listed = ", ".join(f"'{key}'" for key in matched)
-        if logic == AND_ANY:
-            return (True, f"{name}: {listed} found") if matched else (False, f"{name}: none found")
-        if logic == NOT_ALL:
-            if len(matched) < total:
-                return True, f"{name}: not every secondary key found"
-            return False, f"{name}: every secondary key found"
-        if logic == NOT_ANY:
-            return (False, f"{name}: {listed} found") if matched else (True, f"{name}: none found")
-        if logic == AND_ALL:
-            if len(matched) == total:
-                return True, f"{name}: every secondary key found"
-            return False, f"{name}: only {len(matched)} of {total} secondary keys found"
-        return False, f"unknown secondary key logic {logic}"
-
-    def score(self, position: int, recursion: bool) -> int:
-        """Group scoring: primary keys found, plus secondary ones under AND ANY / AND ALL."""
-        item = self.entries[position]
-        entry = item.entry
-        if not entry.keys:
-            return 0
-        haystack = self.buffer.haystack(entry.scan_depth, entry.scan_flags, recursion)
-        primary = len(self._matched(item, item.primary, haystack))
-        if not entry.secondary_keys:
-            return primary
-        secondary = len(self._matched(item, item.secondary, haystack))
-        if entry.selective_logic == AND_ANY:
-            return primary + secondary
-        if entry.selective_logic == AND_ALL and secondary == len(entry.secondary_keys):
-            return primary + secondary
-        return primary
 
     # -- after the scan of a pass -----------------------------------------------------
 
@@ -455,7 +320,7 @@ class _Activation:
             self.entries,
             taken=taken,
             sticky=self.timed.sticky,
-            score=lambda position: self.score(position, recursion),
+            score=lambda position: self._score(position, recursion),
             use_group_scoring=self.settings.use_group_scoring,
             rng=self.rng,
         )
@@ -465,6 +330,13 @@ class _Activation:
                 step = self.pending[position].step
                 self.decisions[position] = Decision(Outcome.INCLUSION_GROUP, text, step)
         return kept
+
+    def _score(self, position: int, recursion: bool) -> int:
+        item = self.entries[position]
+        entry = item.entry
+        return self.keys.score(
+            item, self.buffer.haystack(entry.scan_depth, entry.scan_flags, recursion)
+        )
 
     def _admit(self, kept: list[int], step: int) -> list[int]:
         """Roll probabilities and fit the budget; returns the admitted entries feeding recursion."""
