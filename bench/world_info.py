@@ -161,11 +161,13 @@ def report(rows: list[dict[str, float]], rounds: int) -> list[str]:
         )
     lines += [
         "",
-        "Keys made of word characters are looked up in the set of the scan text's words, "
-        "and each book's key matchers are compiled once and reused while the book is "
-        "unchanged, so a generation costs about one pass over the entries the text "
-        "mentions, not one regular expression per key. The first round reads every "
-        "entry's fields and compiles its keys.",
+        "How: each book is compiled once (typed entries, key matchers) and reused while "
+        "unchanged; every plain key is indexed by a word (keys of word characters under "
+        "whole-word matching) or by its rarest 4-gram, and a regular expression by a 4-gram "
+        "of the text it always contains, so a pass checks only the entries whose anchors "
+        "the scan text holds, looked up in its word and 4-gram sets (made once per message "
+        "and kept across generations). A recursion pass only adds text, so it looks up the "
+        "new text alone. The first round reads every entry's fields and compiles its keys.",
     ]
     return lines
 
