@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from charmemory.core.injection import Injection
-from charmemory.core.prompt import Persona, PromptSettings
-from charmemory.core.world_info import LoreSources, NamedBook, WorldInfoSettings
+from charmemory.core.prompt import Persona, PromptRequest, PromptSettings, build_prompt
+from charmemory.core.world_info import LoreSources, NamedBook, WorldInfoSettings, gather_candidates
 from charmemory.errors import ContextTooSmallError
 from charmemory.formats.chat import Message
 from tests.support.lore import book, entry
-from tests.support.prompts import card, chat, prompt, shape
+from tests.support.prompts import NOW, card, chat, prompt, shape
 
 MAIN = "Write Seraphina's next reply in a fictional chat between Seraphina and Wren."
 FULL_CARD = card(
@@ -432,3 +434,34 @@ def test_messages_carry_their_chat_ids():
     ids = [m.message_id for m in prompt(card(), history).prompt.messages]
 
     assert ids == [None, None, 0, 2]
+
+
+def test_the_greeting_is_scanned_with_its_macros_replaced():
+    lore = NamedBook("Lore", book(entry(0, ["Wren"], "Wren is a herbalist.")))
+
+    result = prompt(card(), chat("Welcome, {{user}}."), sources=LoreSources(character=(lore,)))
+
+    assert [a.entry.uid for a in result.world_info.activated] == [0]
+
+
+def test_idle_duration_counts_from_the_users_message_before_the_last():
+    settings = PromptSettings(main_prompt="Idle for {{idle_duration}}.")
+    history = chat("m0", ("Wren", "m1"), "m2")  # sent 19:00, 19:01, 19:02; now is 20:00
+
+    assert shape(prompt(card(), history, settings=settings))[0][2] == "Idle for an hour."
+
+
+def test_extra_candidates_reach_the_prompt_and_the_explanations():
+    lore = LoreSources(character=(LORE,))
+    history = chat("Kael waits in the glade.")
+    cast = [entry(0, ["Kael"], "Kael is a ranger.")]
+    candidates = gather_candidates(lore).with_extra("Cast: Kael", cast)
+    request = PromptRequest(card(), history, Persona("Wren"))
+
+    base = prompt(card(), history, sources=lore)
+    extended = build_prompt(request, candidates, rng=random.Random(1), now=NOW)
+
+    assert "Kael is a ranger." not in shape(base)[1][2]
+    assert "Kael is a ranger." in shape(extended)[1][2]
+    explained = [(x.book, x.uid, x.activated) for x in extended.world_info.explanations()]
+    assert ("Cast: Kael", 0, True) in explained
