@@ -154,7 +154,7 @@ class _Assembly:
     def run(self) -> AssembledPrompt:
         settings = self.settings
         head = self._head()
-        tail = self._sections([(section.POST_HISTORY_INSTRUCTIONS, self._post_history())])
+        tail = [m for m in (self._post_history(),) if m is not None]
         new_chat = self._message(
             "system", settings.new_chat_prompt, section.CHAT_HISTORY, (section.NEW_CHAT,)
         )
@@ -193,7 +193,7 @@ class _Assembly:
         card = self.request.card
         settings = self.settings
         before, after = self._around_main()
-        main = self._sections([(section.MAIN_PROMPT, self._main())])
+        main = [m for m in (self._main(),) if m is not None]
         personality = settings.personality_format if card.personality.strip() else ""
         scenario = settings.scenario_format if self.request.scenario else ""
         sections = self._sections(
@@ -221,8 +221,8 @@ class _Assembly:
         before: list[PromptMessage] = []
         after: list[PromptMessage] = []
         for name, text, position, role in placed:
-            message = self._message(role, text, name, (name,))
-            if message is None or position == "in_chat":
+            message = None if position == "in_chat" else self._message(role, text, name, (name,))
+            if message is None:
                 continue
             if position == "in_prompt":
                 after.append(message)
@@ -230,19 +230,24 @@ class _Assembly:
                 before.insert(0, message)
         return before, after
 
-    def _main(self) -> str:
-        override = self.request.card.system_prompt.strip()
-        if override and not self.settings.forbid_card_overrides:
-            return self.macros.substitute(override, original=self.settings.main_prompt)
-        return self.settings.main_prompt
+    def _main(self) -> PromptMessage | None:
+        """The main prompt, or the card's system prompt in its place."""
+        return self._overridable(
+            section.MAIN_PROMPT, self.settings.main_prompt, self.request.card.system_prompt
+        )
 
-    def _post_history(self) -> str:
-        override = self.request.card.post_history_instructions.strip()
+    def _post_history(self) -> PromptMessage | None:
+        return self._overridable(
+            section.POST_HISTORY_INSTRUCTIONS,
+            self.settings.post_history_instructions,
+            self.request.card.post_history_instructions,
+        )
+
+    def _overridable(self, name: str, preset: str, card_text: str) -> PromptMessage | None:
+        override = card_text.strip()
         if override and not self.settings.forbid_card_overrides:
-            return self.macros.substitute(
-                override, original=self.settings.post_history_instructions
-            )
-        return self.settings.post_history_instructions
+            return self._message("system", override, name, original=preset)
+        return self._message("system", preset, name)
 
     def _world_info(self, text: str) -> str:
         layout = self.settings.world_info_format
@@ -352,9 +357,14 @@ class _Assembly:
     # -- messages and tokens ------------------------------------------------------------
 
     def _message(
-        self, role: Role, text: str, name: str, sources: tuple[str, ...] = ()
+        self,
+        role: Role,
+        text: str,
+        name: str,
+        sources: tuple[str, ...] = (),
+        original: str | None = None,
     ) -> PromptMessage | None:
-        content = self.macros.substitute(text)
+        content = self.macros.substitute(text, original)
         if not content:
             return None
         return self._counted(PromptMessage(role, content, (name,), sources))

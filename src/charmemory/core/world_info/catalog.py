@@ -85,7 +85,7 @@ def resolve_key(
 
 class _BookCache:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the weakref callback may run while it is held
         self._books: dict[
             tuple[int, str, bool, bool], tuple[weakref.ref[Lorebook], tuple[int, ...], CompiledBook]
         ] = {}
