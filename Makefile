@@ -45,6 +45,7 @@ bench: models
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/extraction_cost.py
 	$(BIN)/python bench/extraction_quality.py
+	$(BIN)/python bench/world_info.py
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .hypothesis

@@ -45,3 +45,7 @@ class ReadOnlyWorkspaceError(CharMemoryError):
 
 class ConfigError(CharMemoryError):
     """A setting is missing or invalid."""
+
+
+class ContextTooSmallError(CharMemoryError):
+    """The prompt's fixed parts do not fit the context size less the response length."""
