@@ -14,14 +14,16 @@ from charmemory.core.character_match import find_character
 from charmemory.core.chat_owner import resolve_chat_owner
 from charmemory.core.latest_chat import ChatActivity, chats_oldest_first, latest_chat
 from charmemory.core.naming import checked_file_name
-from charmemory.errors import CharMemoryError, FormatError, NotFoundError
+from charmemory.errors import CharMemoryError, ConflictError, FormatError, NotFoundError
 from charmemory.formats.card import read_card
-from charmemory.formats.chat import last_message_send_date, parse_chat
+from charmemory.formats.chat import Chat, last_message_send_date, parse_chat
+from charmemory.formats.chat_name import CHAT_EXTENSION
 from charmemory.formats.lorebook import parse_lorebook
 from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import (
     Character,
     ChatRef,
+    FileVersion,
     Imported,
     ImportKind,
     LatestChatRef,
@@ -122,6 +124,28 @@ class Library:
             raise NotFoundError(f"chat {ref.id!r} disappeared from {ref.path.parent}")
         text = _decode(read.data, ref.path)
         return LoadedChat(ref, parse_chat(text, source=ref.path.name), read.version)
+
+    def save_chat(self, loaded: LoadedChat, chat: Chat) -> LoadedChat:
+        """Write ``chat`` over the file ``loaded`` came from, unless it changed since."""
+        self._ws.require_writable("write chats")
+        version = write_atomic(
+            loaded.ref.path,
+            chat.render().encode("utf-8"),
+            expected=loaded.version,
+            locks=self._ws.locks,
+        )
+        return LoadedChat(loaded.ref, chat, version)
+
+    def create_chat(self, character: Character, chat_id: str, chat: Chat) -> LoadedChat:
+        """A new chat file in the character's folder; refused if one of that name exists."""
+        self._ws.require_writable("create chats")
+        folder = self._ws.inside(self._ws.chats_dir, character.stem)
+        path = self._ws.inside(folder, checked_file_name(chat_id + CHAT_EXTENSION))
+        ref = ChatRef(character, path.stem, path)
+        try:
+            return self.save_chat(LoadedChat(ref, chat, FileVersion(path, None)), chat)
+        except ConflictError:
+            raise ConflictError(f"{character.name} already has a chat {ref.id!r}") from None
 
     # -- import ---------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from charmemory.core.world_info import LoreSources, NamedBook, gather_candidates
 from charmemory.formats.card import read_card
 from charmemory.formats.chat import parse_chat
 from charmemory.formats.lorebook import parse_lorebook
-from tests.support.sillytavern import sillytavern_sample
+from tests.support.sillytavern_samples import sillytavern_sample
 
 GOLDEN = Path(__file__).parent / "golden" / "seraphina_eldoria.json"
 MEMORY = Injection(

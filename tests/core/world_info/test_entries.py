@@ -14,7 +14,7 @@ from charmemory.core.world_info.entries import (
     string_hash,
 )
 from charmemory.formats.lorebook import LorebookEntry, parse_lorebook
-from tests.support.sillytavern import sillytavern_sample
+from tests.support.sillytavern_samples import sillytavern_sample
 
 
 def read(**fields: Any):
