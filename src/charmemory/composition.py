@@ -80,7 +80,7 @@ class App:
         self.workspace = workspace
         self._env = os.environ if env is None else env
         self._overrides = {k: v for k, v in (model_overrides or {}).items() if v is not None}
-        self._chat_model = chat_model or (lambda: self.providers.chat_model(self._overrides))
+        self._chat_model = chat_model
         self._embedder = embedder
         self._clock = clock or (lambda: datetime.now(UTC))
         self._index_for_extraction = index_for_extraction
@@ -186,11 +186,27 @@ class App:
             self._extraction_state,
             self.settings,
             self.prompts,
-            model=self._chat_model,
+            model=self._extraction_model,
             log=self.activity,
             retrieval=lambda: self.retrieval if self._extraction_uses_index() else None,
             clock=self._clock,
         )
+
+    def _extraction_model(self, character: str) -> ChatModel:
+        """The chat's model, a dedicated one or the local one, as `extraction.source` says."""
+        if self._chat_model is not None:
+            return self._chat_model()
+        chosen = self.settings.extraction(character)
+        source: dict[str, Any] = {}
+        if chosen.source == "local":
+            source = {"provider": EMBEDDED}
+        elif chosen.source == "dedicated":
+            if not chosen.dedicated_provider:
+                raise ConfigError(
+                    "extraction.source is dedicated but no extraction.dedicated_provider is set"
+                )
+            source = {"provider": chosen.dedicated_provider, "model": chosen.dedicated_model}
+        return self.providers.chat_model({**source, **self._overrides}, character=character)
 
     def _extraction_uses_index(self) -> bool:
         if self._index_for_extraction is None:
@@ -220,7 +236,7 @@ class App:
             PreviewStore(self.workspace.db),
             self.prompts,
             self.settings,
-            model=self._chat_model,
+            model=self._chat_model or (lambda: self.providers.chat_model(self._overrides)),
             log=self.activity,
         )
 

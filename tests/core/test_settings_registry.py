@@ -10,7 +10,16 @@ from charmemory.errors import ConfigError
 
 
 def test_names_are_grouped_by_prefix() -> None:
-    assert GROUPS == ("extraction", "retrieval", "model", "consolidation")
+    assert GROUPS == (
+        "extraction",
+        "retrieval",
+        "model",
+        "consolidation",
+        "world_info",
+        "prompt",
+        "chat",
+        "persona",
+    )
     assert all(name.split(".", 1)[0] in GROUPS for name in SETTINGS)
     assert {s.name for s in in_group("model")} >= {"model.temperature", "model.provider"}
 

@@ -42,11 +42,13 @@ def test_show_says_where_each_value_comes_from(settings: SettingsService) -> Non
     assert (rows["retrieval.top_k"].value, rows["retrieval.top_k"].origin) == (8, "workspace")
     assert (rows["retrieval.depth"].value, rows["retrieval.depth"].origin) == (2, "character")
     assert rows["retrieval.min_cosine"].origin == "default"
-    assert {row.setting.group for row in settings.show()} == {
+    assert {row.setting.group for row in settings.show()} >= {
         "extraction",
         "retrieval",
         "model",
         "consolidation",
+        "world_info",
+        "prompt",
     }
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from charmemory.core.naming import checked_file_name
+from charmemory.core.providers import preset_named
 from charmemory.core.settings.spec import Setting, checked
 from charmemory.errors import UnsafePathError
 
@@ -53,6 +54,29 @@ SETTINGS: tuple[Setting, ...] = (
     _count("max_bullets", 8, "Maximum bullets per block", 1, 30),
     _count("existing_memories_budget", 1500, "Existing memories in the prompt (tokens)", 0, 16000),
     _switch("verbose_log", False, "Verbose activity log"),
+    Setting(
+        f"{GROUP}.source",
+        "choice",
+        "main",
+        "Which LLM extracts: the chat's own (main), a dedicated one, or the local model",
+        choices=("main", "dedicated", "local"),
+    ),
+    Setting(
+        f"{GROUP}.dedicated_provider",
+        "text",
+        None,
+        "The dedicated extraction LLM's provider (with source dedicated)",
+        check=lambda name: preset_named(name.strip()).name,
+        blank_is_unset=True,
+    ),
+    Setting(
+        f"{GROUP}.dedicated_model",
+        "text",
+        None,
+        "The dedicated extraction LLM's model id",
+        check=str.strip,
+        blank_is_unset=True,
+    ),
 )
 _BY_SHORT = {setting.short: setting for setting in SETTINGS}
 
@@ -72,6 +96,9 @@ class ExtractionSettings:
     max_bullets: int = 8
     existing_memories_budget: int = 1500
     verbose_log: bool = False
+    source: str = "main"
+    dedicated_provider: str | None = None
+    dedicated_model: str | None = None
 
     def __post_init__(self) -> None:
         for item in fields(self):

@@ -36,6 +36,7 @@ GROUP = "model"
 
 DEFAULT_MAX_TOKENS = 2000
 DEFAULT_TEMPERATURE = 0.5
+DEFAULT_CONTEXT_SIZE = 8192  # the embedded model's window; hosted models read more
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 180.0  # reasoning models can think for minutes before a byte
 DEFAULT_MAX_RETRIES = 3
@@ -106,6 +107,14 @@ SETTINGS: tuple[Setting, ...] = (
         high=1_000_000,
     ),
     _setting("temperature", "number", DEFAULT_TEMPERATURE, "sampling temperature", low=0, high=2),
+    _setting(
+        "context_size",
+        "int",
+        DEFAULT_CONTEXT_SIZE,
+        "tokens the model reads, prompt and answer together",
+        low=512,
+        high=10_000_000,
+    ),
     _setting("system_prompt", "text", "", "text put before every conversation"),
     _setting(
         "connect_timeout",
@@ -224,6 +233,7 @@ class ModelSettings:
     base_url: str
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = DEFAULT_TEMPERATURE
+    context_size: int = DEFAULT_CONTEXT_SIZE
     system_prompt: str = ""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT

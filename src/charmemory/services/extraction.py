@@ -118,7 +118,7 @@ class ExtractionService:
         settings: SettingsService,
         prompts: PromptService,
         *,
-        model: Callable[[], ChatModel],
+        model: Callable[[str], ChatModel],
         log: ActivityRecorder,
         retrieval: Callable[[], RetrievalService | None] = lambda: None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -131,7 +131,7 @@ class ExtractionService:
         self._prompts = prompts
         self._log = log
         self._model_factory = model
-        self._model: ChatModel | None = None
+        self._models: dict[str, ChatModel] = {}
         self._retrieval_factory = retrieval
         self._retrieval: RetrievalService | None = None
         self._retrieval_checked = False
@@ -342,7 +342,7 @@ class ExtractionService:
         if recent_is_empty:
             # Only hidden or markup-only messages: nothing to send, nothing to learn.
             return ParsedAnswer([], nothing_new=True)
-        model = self._chat_model()
+        model = self._chat_model(character.name)
         prompt_chars = sum(len(m.content) for m in prompt)
         self._log.record(
             "extract.call",
@@ -497,10 +497,11 @@ class ExtractionService:
             self._retrieval_checked = True
         return self._retrieval
 
-    def _chat_model(self) -> ChatModel:
-        if self._model is None:
-            self._model = self._model_factory()
-        return self._model
+    def _chat_model(self, character: str) -> ChatModel:
+        """The model that extracts ``character``'s memories (`extraction.source` says which)."""
+        if character not in self._models:
+            self._models[character] = self._model_factory(character)
+        return self._models[character]
 
     def _chat(self, character: Character, chat_id: str | None) -> tuple[ChatRef, str]:
         """The chat named, or the latest with why it is the latest."""

@@ -82,9 +82,13 @@ class ProviderService:
     build_model: ModelBuilder
 
     def model_settings(
-        self, overrides: Overrides = None, *, require_model: bool = True
+        self,
+        overrides: Overrides = None,
+        *,
+        require_model: bool = True,
+        character: str | None = None,
     ) -> ModelSettings:
-        return self.settings.model(overrides, require_model=require_model)
+        return self.settings.model(overrides, character, require_model=require_model)
 
     # -- keys ----------------------------------------------------------------------
 
@@ -119,9 +123,9 @@ class ProviderService:
             )
         return statuses
 
-    def chat_model(self, overrides: Overrides = None) -> ChatModel:
-        """The configured model (flags > environment > workspace settings)."""
-        return self._build(self.model_settings(overrides))
+    def chat_model(self, overrides: Overrides = None, *, character: str | None = None) -> ChatModel:
+        """The configured model (flags > environment > the character's > stored settings)."""
+        return self._build(self.model_settings(overrides, character=character))
 
     def describe_model(self, overrides: Overrides = None) -> str:
         """`provider (model)` as in force, without loading or calling the model."""

@@ -9,10 +9,12 @@ which SillyTavern's Chat Completion counting also uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from charmemory.core.prompt.authors_note import AuthorsNote
+from charmemory.core.settings.spec import Kind, Setting
 
 DEFAULT_MAIN_PROMPT = (
     "Write {{char}}'s next reply in a fictional chat between {{charIfNotGroup}} and {{user}}."
@@ -50,3 +52,36 @@ class PromptSettings:
 
 
 DEFAULT_PROMPT_SETTINGS = PromptSettings()
+
+
+def _setting(name: str, kind: Kind, help: str, **rules: Any) -> Setting:
+    default = getattr(DEFAULT_PROMPT_SETTINGS, name)
+    return Setting(f"prompt.{name}", kind, default, help, **rules)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    _setting("main_prompt", "text", "The main prompt (the card's system prompt replaces it)"),
+    _setting("post_history_instructions", "text", "Instructions after the chat history"),
+    _setting("forbid_card_overrides", "bool", "Ignore the card's system prompt and instructions"),
+    _setting("squash_system_messages", "bool", "Merge consecutive system messages"),
+    _setting(
+        "names_behavior",
+        "choice",
+        "How messages name their speaker",
+        choices=("none", "default", "content"),
+    ),
+    _setting("pin_examples", "bool", "Keep dialogue examples when the history must shrink"),
+)
+
+
+def prompt_settings(
+    values: Mapping[str, Any], *, context_size: int, response_length: int
+) -> PromptSettings:
+    """The settings from values by full name (`prompt.main_prompt`), for a model's context."""
+    chosen = {s.short: values[s.name] for s in SETTINGS if values.get(s.name) is not None}
+    return replace(
+        DEFAULT_PROMPT_SETTINGS,
+        context_size=context_size,
+        response_length=response_length,
+        **chosen,
+    )

@@ -5,8 +5,11 @@ from __future__ import annotations
 import difflib
 
 from charmemory.core import extraction_settings, model_settings, retrieval_settings
+from charmemory.core.chat import settings as chat_settings
 from charmemory.core.consolidation_prompt import DEFAULT_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
+from charmemory.core.prompt import settings as prompt_settings
 from charmemory.core.settings.spec import Setting
+from charmemory.core.world_info import settings as world_info_settings
 from charmemory.errors import ConfigError
 
 CONSOLIDATION_SETTINGS: tuple[Setting, ...] = (
@@ -28,6 +31,11 @@ SETTINGS: dict[str, Setting] = {
         *retrieval_settings.SETTINGS,
         *model_settings.SETTINGS,
         *CONSOLIDATION_SETTINGS,
+        *world_info_settings.SETTINGS,
+        world_info_settings.GLOBAL_BOOKS,
+        world_info_settings.EXTRA_BOOKS,
+        *prompt_settings.SETTINGS,
+        *chat_settings.SETTINGS,
     )
 }
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(setting.group for setting in SETTINGS.values()))
