@@ -48,7 +48,7 @@ FORBIDDEN = {
     ),
     # The shells reach adapters only through composition.
     "cli": ("charmemory.adapters",),
-    "ports.py": (
+    "ports": (
         "charmemory.adapters",
         "charmemory.services",
         "charmemory.cli",

@@ -1,0 +1,116 @@
+"""What the core and services need from the outside world.
+
+Adapters implement these Protocols; services receive them through their
+constructors. Nothing here does IO. One module per kind of outside thing; every
+name is importable from `charmemory.ports`.
+"""
+
+from charmemory.ports.chat import (
+    GenerationLog,
+    LorebookStore,
+    TokenCounter,
+)
+from charmemory.ports.extraction import (
+    ChatState,
+    ExtractionSnapshot,
+    ExtractionStateStore,
+    PendingAppend,
+)
+from charmemory.ports.models import (
+    FREE_TEXT,
+    AnswerFormat,
+    ChatMessage,
+    ChatModel,
+    Completion,
+    ConsolidatedMemories,
+    Embedder,
+    FreeText,
+    JsonAnswer,
+    ModelInfo,
+    NewMemories,
+    Role,
+    StreamDelta,
+    Usage,
+)
+from charmemory.ports.retrieval import (
+    IndexHit,
+    IndexItem,
+    IndexStats,
+    RetrievalIndex,
+    RetrievalLog,
+    RetrievalRecord,
+    SyncProgress,
+    SyncReport,
+)
+from charmemory.ports.stores import (
+    ActivityEntry,
+    ActivityRecorder,
+    ApiKeyStore,
+    KeyLookup,
+    Level,
+    PreviewRepository,
+    PromptStore,
+    SettingsRepository,
+)
+from charmemory.ports.workspace import (
+    Character,
+    CharacterLibrary,
+    ChatRef,
+    FileVersion,
+    Imported,
+    ImportKind,
+    LatestChatRef,
+    LoadedChat,
+    LoadedMemories,
+    MemoryFileStore,
+)
+
+__all__ = [
+    "FREE_TEXT",
+    "ActivityEntry",
+    "ActivityRecorder",
+    "AnswerFormat",
+    "ApiKeyStore",
+    "Character",
+    "CharacterLibrary",
+    "ChatMessage",
+    "ChatModel",
+    "ChatRef",
+    "ChatState",
+    "Completion",
+    "ConsolidatedMemories",
+    "Embedder",
+    "ExtractionSnapshot",
+    "ExtractionStateStore",
+    "FileVersion",
+    "FreeText",
+    "GenerationLog",
+    "ImportKind",
+    "Imported",
+    "IndexHit",
+    "IndexItem",
+    "IndexStats",
+    "JsonAnswer",
+    "KeyLookup",
+    "LatestChatRef",
+    "Level",
+    "LoadedChat",
+    "LoadedMemories",
+    "LorebookStore",
+    "MemoryFileStore",
+    "ModelInfo",
+    "NewMemories",
+    "PendingAppend",
+    "PreviewRepository",
+    "PromptStore",
+    "RetrievalIndex",
+    "RetrievalLog",
+    "RetrievalRecord",
+    "Role",
+    "SettingsRepository",
+    "StreamDelta",
+    "SyncProgress",
+    "SyncReport",
+    "TokenCounter",
+    "Usage",
+]

@@ -1,0 +1,140 @@
+"""The workspace's files: characters, chats and memory files, and the values they come in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from charmemory.core.memory_history import Version
+from charmemory.formats.card import Card
+from charmemory.formats.chat import Chat
+from charmemory.formats.memory_file import MemoryFile
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """What a file held when it was read; `digest` is None when it did not exist."""
+
+    path: Path
+    digest: str | None
+
+
+@dataclass(frozen=True)
+class Character:
+    name: str
+    stem: str  # card file name without its extension; also the chat folder's name
+    card_path: Path
+    card: Card
+
+
+@dataclass(frozen=True)
+class ChatRef:
+    character: Character
+    id: str  # the chat file name without `.jsonl`, as SillyTavern names chats
+    path: Path
+
+
+@dataclass(frozen=True)
+class LoadedChat:
+    ref: ChatRef
+    chat: Chat
+    version: FileVersion
+
+
+@dataclass(frozen=True)
+class LatestChatRef:
+    """The chat taken as a character's latest, and why (shown when a command picks it)."""
+
+    ref: ChatRef
+    reason: str
+
+
+ImportKind = Literal["card", "chat", "lorebook", "memory file"]
+
+
+@dataclass(frozen=True)
+class Imported:
+    kind: ImportKind
+    source: Path
+    target: Path
+    unchanged: bool  # the same bytes were already there
+    note: str = ""  # how the import decided something the file did not say
+
+
+@runtime_checkable
+class CharacterLibrary(Protocol):
+    """The characters and chats of a workspace."""
+
+    def characters(self) -> list[Character]: ...
+
+    def unreadable_cards(self) -> list[tuple[Path, str]]: ...
+
+    def character(self, name: str) -> Character: ...
+
+    def chats(self, character: Character) -> list[ChatRef]:
+        """The character's chats, oldest first."""
+        ...
+
+    def chat(self, character: Character, chat_id: str | None = None) -> ChatRef:
+        """A chat by id; None: the latest."""
+        ...
+
+    def latest_chat(self, character: Character) -> LatestChatRef | None:
+        """The chat SillyTavern would open for the character (None: it has none)."""
+        ...
+
+    def load_chat(self, ref: ChatRef) -> LoadedChat: ...
+
+    def save_chat(self, loaded: LoadedChat, chat: Chat) -> LoadedChat:
+        """Write the chat back, refused (ConflictError) if its file changed since it was read."""
+        ...
+
+    def create_chat(self, character: Character, chat_id: str, chat: Chat) -> LoadedChat: ...
+
+    def import_file(self, source: Path, *, character: str | None = None) -> Imported: ...
+
+
+@dataclass(frozen=True)
+class LoadedMemories:
+    """A memory file as read; `file` is its workspace-relative path."""
+
+    file: str
+    memories: MemoryFile
+    version: FileVersion
+    # The layout found on disk when it was not blocks (the file was migrated in
+    # memory; saving it writes the migrated form).
+    migrated_from: str | None = None
+    size: int = 0  # bytes on disk
+
+    @property
+    def exists(self) -> bool:
+        return self.version.digest is not None
+
+
+@runtime_checkable
+class MemoryFileStore(Protocol):
+    """Memory files, addressed by workspace-relative path; every change is versioned."""
+
+    def load(self, file: str) -> LoadedMemories: ...
+
+    def save(
+        self,
+        loaded: LoadedMemories,
+        new: MemoryFile,
+        *,
+        cause: str | None = None,
+        detail: str = "",
+    ) -> LoadedMemories: ...
+
+    def delete(self, loaded: LoadedMemories, *, cause: str, detail: str = "") -> None: ...
+
+    def restore(self, loaded: LoadedMemories, number: int) -> Version | None: ...
+
+    def versions(self, file: str) -> list[Version]: ...
+
+    def latest_version(self, file: str) -> Version | None: ...
+
+    def version_bytes(self, file: str, number: int) -> bytes | None: ...
+
+    def require_writable(self, what: str) -> None: ...
