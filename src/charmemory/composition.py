@@ -21,9 +21,12 @@ from charmemory.adapters.consolidation_previews import PreviewStore
 from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.extraction_state import ExtractionState
+from charmemory.adapters.generation_log import SqliteGenerationLog
 from charmemory.adapters.library import Library
 from charmemory.adapters.llm.embedded import local_llm_ready
 from charmemory.adapters.llm.factory import build_chat_model
+from charmemory.adapters.llm.token_count import token_counter
+from charmemory.adapters.lorebooks import Lorebooks
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.model_install import (
     DEFAULT_INSTALL,
@@ -42,14 +45,17 @@ from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError
-from charmemory.ports import ChatModel, Embedder
+from charmemory.ports import ChatModel, Embedder, TokenCounter
+from charmemory.services.chat import ChatService
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
+from charmemory.services.lore import LoreGatherer
 from charmemory.services.memory_access import MemoryFileAccess, MemoryLocator, index_follower
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.memory_search import MemorySearch
+from charmemory.services.prompting import PromptPreparer
 from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
 from charmemory.services.retrieval import RetrievalService
@@ -188,7 +194,7 @@ class App:
             self.prompts,
             model=self._extraction_model,
             log=self.activity,
-            retrieval=lambda: self.retrieval if self._extraction_uses_index() else None,
+            retrieval=lambda: self.retrieval if self._index_available() else None,
             clock=self._clock,
         )
 
@@ -208,7 +214,7 @@ class App:
             source = {"provider": chosen.dedicated_provider, "model": chosen.dedicated_model}
         return self.providers.chat_model({**source, **self._overrides}, character=character)
 
-    def _extraction_uses_index(self) -> bool:
+    def _index_available(self) -> bool:
         if self._index_for_extraction is None:
             return self._embedder is not None or embedding_model_installed()
         return self._index_for_extraction
@@ -227,6 +233,41 @@ class App:
             self.memory_access,
             on_clear_undone=lambda name: self.extraction_admin.restore_cleared_state(name),
         )
+
+    @cached_property
+    def chat(self) -> ChatService:
+        """Chats with the character's model, its memories and its lorebooks."""
+        retrieval = lambda: self.retrieval if self._index_available() else None  # noqa: E731
+        preparer = PromptPreparer(
+            self.settings,
+            self._memory_files,
+            LoreGatherer(Lorebooks(self.workspace), self.settings, retrieval),
+            retrieval,
+            self._token_counter,
+            clock=self._clock,
+        )
+        return ChatService(
+            self.locator,
+            preparer,
+            SqliteGenerationLog(self.workspace.db),
+            self.settings,
+            self.extraction,
+            self.activity,
+            model_for=self._chat_model_for,
+            clock=self._clock,
+        )
+
+    def _chat_model_for(self, character: str) -> ChatModel:
+        if self._chat_model is not None:
+            return self._chat_model()
+        return self.providers.chat_model(self._overrides, character=character)
+
+    @cached_property
+    def _counter(self) -> TokenCounter:
+        return token_counter()
+
+    def _token_counter(self) -> TokenCounter:
+        return self._counter
 
     @cached_property
     def consolidation(self) -> ConsolidationService:

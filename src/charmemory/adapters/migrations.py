@@ -241,6 +241,22 @@ def m008_prompts_and_registry_names(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_generations(conn: sqlite3.Connection) -> None:
+    """What each generation was given (prompt, memories, World Info, timings), for diagnose."""
+    execute_all(
+        conn,
+        """CREATE TABLE generations (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            character TEXT NOT NULL,
+            chat      TEXT NOT NULL,
+            number    INTEGER NOT NULL,   -- 1, 2, ... per chat
+            at        TEXT NOT NULL,      -- ISO-8601 UTC
+            data      TEXT NOT NULL,      -- JSON: the whole record
+            UNIQUE (character, chat, number)
+        )""",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_core,
     m002_extraction_state,
@@ -250,4 +266,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     m006_retrieval_without_fts,
     m007_cleared_extraction_state,
     m008_prompts_and_registry_names,
+    m009_generations,
 )

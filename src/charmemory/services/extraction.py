@@ -164,6 +164,12 @@ class ExtractionService:
         report.decision = decision
         return report
 
+    def decision(self, character_name: str, chat_id: str | None = None) -> Decision:
+        """What the automatic trigger would decide for the chat now."""
+        character = self._library.character(character_name)
+        loaded = self._library.load_chat(self._library.chat(character, chat_id))
+        return self.decide(character, loaded, self.settings_for(character))
+
     def decide(
         self, character: Character, loaded: LoadedChat, settings: ExtractionSettings
     ) -> Decision:

@@ -271,6 +271,18 @@ class RetrievalService:
         )
         return Retrieval(collection.name, query, results, injection, record_id)
 
+    # ---- other collections (lorebook entries) ---------------------------------------
+
+    async def index_items(self, collection: Collection, items: Sequence[IndexItem]) -> SyncReport:
+        """Make a collection of other things than memories hold exactly ``items``."""
+        return await self._index.sync(collection.name, items)
+
+    async def nearest(self, collection: Collection, query: str, k: int) -> list[IndexHit]:
+        """The items of ``collection`` nearest to ``query`` by their vectors, nearest first."""
+        vectors = await self._query_vectors([query])
+        hits = await self._index.search(collection.name, query, vectors[query], k)
+        return sorted(hits, key=lambda hit: hit.vector_rank)
+
     # ---- looking at it -------------------------------------------------------------
 
     async def last_retrieval(self, collection: Collection) -> RetrievalRecord | None:

@@ -1,0 +1,484 @@
+"""Chatting with a character who remembers: the generation loop and every chat operation.
+
+One turn, as a pipeline: take the chat as it stands, retrieve the memories that
+fit its last messages, activate World Info, assemble the prompt (see
+`prompting`), stream the reply from the model, save it in SillyTavern's format
+with what was given recorded for `diagnose`, and let automatic extraction run in
+the background. Operations on one chat are serialised; a chat that another
+program changed while a reply was generated is not overwritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from charmemory.core.chat import editing
+from charmemory.core.chat.diagnostics import GenerationRecord, prompt_parts
+from charmemory.core.chat.messages import (
+    Generated,
+    character_reply,
+    greeting,
+    iso_time,
+    user_message,
+)
+from charmemory.core.triggers import format_wait
+from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
+from charmemory.formats.chat import Chat, ChatHeader
+from charmemory.formats.chat_name import chat_file_name
+from charmemory.ports import (
+    ActivityRecorder,
+    Character,
+    ChatModel,
+    ChatRef,
+    GenerationLog,
+    LoadedChat,
+    StreamDelta,
+)
+from charmemory.services.extraction import ExtractionService
+from charmemory.services.memory_access import MemoryLocator
+from charmemory.services.prompting import PreparedPrompt, PromptPreparer
+from charmemory.services.settings import SettingsService
+
+Kind = Literal["normal", "swipe", "regenerate", "continue"]
+OnDelta = Callable[[StreamDelta], object]
+STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One reply, as saved, with what it was given."""
+
+    chat: str
+    index: int  # the reply's message index
+    reply: str
+    reasoning: str
+    kind: Kind
+    memories: list[dict[str, Any]]
+    world_info: list[dict[str, Any]]
+    extraction: str  # none | started | skipped: <reason>
+    generation: int  # the diagnostics record's number
+    finish_reason: str | None = None
+    stopped: bool = False
+
+
+@dataclass
+class _Running:
+    tasks: dict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+class ChatService:
+    def __init__(
+        self,
+        locator: MemoryLocator,
+        preparer: PromptPreparer,
+        generations: GenerationLog,
+        settings: SettingsService,
+        extraction: ExtractionService,
+        activity: ActivityRecorder,
+        *,
+        model_for: Callable[[str], ChatModel],
+        clock: Callable[[], datetime],
+    ):
+        self._locator = locator
+        self._library = locator.library
+        self._preparer = preparer
+        self._generations = generations
+        self._settings = settings
+        self._extraction = extraction
+        self._activity = activity
+        self._model_for = model_for
+        self._clock = clock
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._running = _Running()
+
+    # -- chats ------------------------------------------------------------------------
+
+    def new_chat(self, character_name: str) -> LoadedChat:
+        """A new chat opening with the card's greeting (alternate greetings as swipes)."""
+        character = self._library.character(character_name)
+        now = self._clock()
+        chat_id = chat_file_name(character.name, now.astimezone()).removesuffix(".jsonl")
+        header = ChatHeader(
+            {
+                "chat_metadata": {"integrity": str(uuid.uuid4())},
+                "user_name": "unused",
+                "character_name": "unused",
+            }
+        )
+        card = character.card
+        messages = []
+        if card.first_mes or card.alternate_greetings:
+            messages.append(greeting(character.name, card.first_mes, card.alternate_greetings, now))
+        loaded = self._library.create_chat(character, chat_id, Chat(header, messages))
+        self._activity.record(
+            "chat.new", f"new chat {chat_id}", character=character.name, chat=chat_id
+        )
+        return loaded
+
+    def open_chat(
+        self, character_name: str, chat_id: str | None = None, *, new: bool = False
+    ) -> LoadedChat:
+        """A chat by id, a new one, or the character's latest (a new one if it has none)."""
+        character = self._library.character(character_name)
+        if new or (chat_id is None and self._library.latest_chat(character) is None):
+            return self.new_chat(character.name)
+        return self._library.load_chat(self._library.chat(character, chat_id))
+
+    # -- turns ------------------------------------------------------------------------
+
+    async def send(
+        self,
+        character_name: str,
+        text: str,
+        chat_id: str | None = None,
+        *,
+        new: bool = False,
+        on_delta: OnDelta | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Turn:
+        """The user's message, then the character's reply."""
+        if not text.strip():
+            raise CharMemoryError("the message is empty")
+        loaded = self.open_chat(character_name, chat_id, new=new)
+        async with self._lock(loaded.ref):
+            loaded = self._library.load_chat(loaded.ref)
+            persona = self._preparer.persona(loaded.chat)
+            loaded.chat.append(user_message(persona.name, text, self._clock()))
+            loaded = self._library.save_chat(loaded, loaded.chat)
+            return await self._turn(loaded, "normal", on_delta, stop)
+
+    async def generate(
+        self,
+        character_name: str,
+        chat_id: str | None = None,
+        *,
+        kind: Kind = "normal",
+        on_delta: OnDelta | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Turn:
+        """A reply without a new message: a new reply, a swipe, a regeneration, a continuation."""
+        loaded = self.open_chat(character_name, chat_id)
+        async with self._lock(loaded.ref):
+            loaded = self._library.load_chat(loaded.ref)
+            if kind != "normal":
+                editing.last_reply(loaded.chat)  # raises when there is none to change
+            if kind == "regenerate":
+                editing.delete_last(loaded.chat, 1)
+                loaded = self._library.save_chat(loaded, loaded.chat)
+            return await self._turn(loaded, kind, on_delta, stop)
+
+    async def _turn(
+        self,
+        loaded: LoadedChat,
+        kind: Kind,
+        on_delta: OnDelta | None,
+        stop: asyncio.Event | None,
+    ) -> Turn:
+        character = loaded.ref.character
+        location = self._locator.for_chat(character, loaded.ref)
+        model_settings = self._settings.model(character=character.name)
+        prepared = await self._preparer.prepare(
+            character,
+            loaded.chat,
+            location,
+            model_settings,
+            kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
+        )
+        model = self._model_for(character.name)
+        started = self._clock()
+        clock_start = time.perf_counter()
+        text, reasoning, finish, first_token_ms, stopped = await self._stream(
+            model, prepared, on_delta, stop
+        )
+        finished = self._clock()
+        generated = Generated(
+            text,
+            started,
+            finished,
+            model.provider,
+            model.model,
+            reasoning,
+            {STOPPED: True} if stopped else {},
+        )
+        timings = {
+            **prepared.timings,
+            "first_token_ms": first_token_ms,
+            "generation_ms": round((time.perf_counter() - clock_start) * 1000, 2),
+        }
+        try:
+            saved, index = self._save_reply(loaded, kind, character, generated, prepared)
+        except ConflictError as error:
+            self._record(loaded.ref, kind, prepared, generated, timings, finish, None, str(error))
+            raise ConflictError(
+                f"{error}; the reply was not saved (it is kept: charmemory diagnose "
+                f"{character.name!r} --raw)"
+            ) from None
+        number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
+        extraction = self._trigger_extraction(character, saved.ref)
+        return Turn(
+            saved.ref.id,
+            index,
+            saved.chat.messages[index].mes,
+            reasoning,
+            kind,
+            _memories_of(prepared),
+            _activated_lore(prepared),
+            extraction,
+            number,
+            finish,
+            stopped,
+        )
+
+    async def _stream(
+        self,
+        model: ChatModel,
+        prepared: PreparedPrompt,
+        on_delta: OnDelta | None,
+        stop: asyncio.Event | None,
+    ) -> tuple[str, str, str | None, float | None, bool]:
+        text: list[str] = []
+        reasoning: list[str] = []
+        finish: str | None = None
+        first: float | None = None
+        started = time.perf_counter()
+        stream = model.stream(
+            prepared.messages,
+            max_tokens=prepared.model.max_tokens,
+            temperature=prepared.model.temperature,
+        )
+        stopped = False
+        try:
+            async for delta in stream:
+                if stop is not None and stop.is_set():
+                    stopped = True
+                    break
+                if first is None and (delta.text or delta.reasoning):
+                    first = round((time.perf_counter() - started) * 1000, 2)
+                text.append(delta.text)
+                reasoning.append(delta.reasoning)
+                finish = delta.finish_reason or finish
+                if on_delta is not None:
+                    on_delta(delta)
+        finally:
+            await stream.aclose()
+        return "".join(text), "".join(reasoning), finish, first, stopped
+
+    def _save_reply(
+        self,
+        loaded: LoadedChat,
+        kind: Kind,
+        character: Character,
+        generated: Generated,
+        prepared: PreparedPrompt,
+    ) -> tuple[LoadedChat, int]:
+        """Write the reply into the chat as read; refused if the file changed meanwhile."""
+        chat = loaded.chat
+        if kind == "swipe":
+            index, message = editing.last_reply(chat)
+            editing.add_swipe(message, generated)
+        elif kind == "continue":
+            index, message = editing.last_reply(chat)
+            editing.continue_reply(message, generated)
+        else:
+            index = chat.append(character_reply(character.name, generated))
+        for key, value in prepared.built.metadata_updates.items():
+            chat.header.set_metadata(key, value)
+        return self._library.save_chat(loaded, chat), index
+
+    def _record(
+        self,
+        ref: ChatRef,
+        kind: Kind,
+        prepared: PreparedPrompt,
+        generated: Generated,
+        timings: dict[str, float],
+        finish: str | None,
+        index: int | None,
+        error: str | None,
+    ) -> int:
+        parts = prompt_parts(prepared.built)
+        memories = prepared.memories
+        record = GenerationRecord(
+            character=ref.character.name,
+            chat=ref.id,
+            at=iso_time(generated.finished),
+            kind=kind,
+            model=f"{generated.api}/{generated.model}",
+            prompt=parts.prompt,
+            memory_query=memories.query if memories else "",
+            memories=_memories_of(prepared),
+            world_info=parts.world_info,
+            tokens=parts.tokens,
+            timings=timings,
+            reply=generated.text,
+            reasoning=generated.reasoning,
+            finish_reason=finish,
+            message_index=index,
+            error=error,
+        )
+        keep = int(self._settings.value("chat.diagnostics_kept", ref.character.name))
+        return self._generations.record(record, keep=keep)
+
+    # -- automatic extraction -----------------------------------------------------------
+
+    def _trigger_extraction(self, character: Character, ref: ChatRef) -> str:
+        """Start extraction in the background if the trigger says so now; say what happened."""
+        key = (character.name, ref.id)
+        if key in self._running.tasks and not self._running.tasks[key].done():
+            return "skipped: an extraction of this chat is running"
+        decision = self._extraction.decision(character.name, ref.id)
+        if not decision.run:
+            if decision.reason == "disabled":
+                return "skipped: automatic extraction is off"
+            if decision.reason == "cooldown" and decision.cooldown_left is not None:
+                return f"skipped: cooldown {format_wait(decision.cooldown_left)} left"
+            done, interval = decision.progress
+            return f"skipped: {done}/{interval} msgs"
+        self._running.tasks[key] = asyncio.create_task(self._extract(character.name, ref.id))
+        return "started"
+
+    async def _extract(self, character: str, chat: str) -> None:
+        try:
+            await self._extraction.on_character_message(character, chat)
+        except CharMemoryError as error:
+            message = f"automatic extraction failed for {character} ({chat}): {error}"
+            self._running.failures.append(message)
+            self._activity.record(
+                "chat.extraction", message, level="warning", character=character, chat=chat
+            )
+
+    async def extractions_finished(self) -> list[str]:
+        """Wait for background extractions; the failures since the last call, once each."""
+        running = [task for task in self._running.tasks.values() if not task.done()]
+        if running:
+            await asyncio.gather(*running)
+        failures, self._running.failures = self._running.failures, []
+        return failures
+
+    # -- diagnostics --------------------------------------------------------------------
+
+    def generations(
+        self, character_name: str, chat_id: str | None = None, count: int = 1
+    ) -> list[GenerationRecord]:
+        """The chat's newest ``count`` generations, newest first."""
+        character = self._library.character(character_name)
+        ref = self._library.chat(character, chat_id)
+        return self._generations.last(character.name, ref.id, count)
+
+    def generation(
+        self, character_name: str, number: int, chat_id: str | None = None
+    ) -> GenerationRecord:
+        character = self._library.character(character_name)
+        ref = self._library.chat(character, chat_id)
+        found = self._generations.get(character.name, ref.id, number)
+        if found is None:
+            kept = [
+                record.number for record in self._generations.last(character.name, ref.id, 1000)
+            ]
+            raise NotFoundError(
+                f"no generation {number} of {ref.id} is kept"
+                + (f" (kept: {min(kept)}-{max(kept)})" if kept else " (none yet)")
+            )
+        return found
+
+    # -- editing --------------------------------------------------------------------------
+
+    async def choose_swipe(
+        self, character_name: str, number: int, chat_id: str | None = None
+    ) -> str:
+        """Show swipe ``number`` (1-based) of the last reply; returns its text."""
+        return await self._edit(
+            character_name,
+            chat_id,
+            lambda chat: _chosen(chat, number - 1),
+        )
+
+    async def edit(
+        self, character_name: str, index: int, text: str, chat_id: str | None = None
+    ) -> str:
+        def edit(chat: Chat) -> str:
+            editing.edit_message(chat, index, text)
+            return text
+
+        return await self._edit(character_name, chat_id, edit)
+
+    async def delete_last(self, character_name: str, count: int, chat_id: str | None = None) -> int:
+        return await self._edit(
+            character_name, chat_id, lambda chat: len(editing.delete_last(chat, count))
+        )
+
+    async def delete_message(
+        self, character_name: str, index: int, chat_id: str | None = None
+    ) -> int:
+        def delete(chat: Chat) -> int:
+            editing.delete_message(chat, index)
+            return 1
+
+        return await self._edit(character_name, chat_id, delete)
+
+    async def set_hidden(
+        self, character_name: str, first: int, last: int, hidden: bool, chat_id: str | None = None
+    ) -> list[int]:
+        return await self._edit(
+            character_name, chat_id, lambda chat: editing.set_hidden(chat, first, last, hidden)
+        )
+
+    async def branch(
+        self, character_name: str, at: int | None = None, chat_id: str | None = None
+    ) -> str:
+        """A new chat holding messages 0..``at`` (default: all); returns its id."""
+        loaded = self.open_chat(character_name, chat_id)
+        async with self._lock(loaded.ref):
+            loaded = self._library.load_chat(loaded.ref)
+            last = len(loaded.chat.messages) - 1 if at is None else at
+            existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
+            name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
+            self._library.create_chat(loaded.ref.character, name, copy)
+            self._library.save_chat(loaded, loaded.chat)
+        return name
+
+    async def _edit(
+        self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
+    ) -> Any:
+        loaded = self.open_chat(character_name, chat_id)
+        async with self._lock(loaded.ref):
+            loaded = self._library.load_chat(loaded.ref)
+            result = change(loaded.chat)
+            self._library.save_chat(loaded, loaded.chat)
+            return result
+
+    def _lock(self, ref: ChatRef) -> asyncio.Lock:
+        return self._locks.setdefault((ref.character.name, ref.id), asyncio.Lock())
+
+
+def _chosen(chat: Chat, number: int) -> str:
+    _, message = editing.last_reply(chat)
+    editing.choose_swipe(message, number)
+    return message.mes
+
+
+def _memories_of(prepared: PreparedPrompt) -> list[dict[str, Any]]:
+    memories = prepared.memories
+    if memories is None:
+        return []
+    included = set(memories.injection.included)
+    return [
+        {"id": r.id, "text": r.text, "score": round(r.score, 6), "cosine": round(r.cosine, 6)}
+        for r in memories.results
+        if r.id in included
+    ]
+
+
+def _activated_lore(prepared: PreparedPrompt) -> list[dict[str, Any]]:
+    return [
+        {"book": e.book, "uid": e.uid, "comment": e.comment, "why": e.text}
+        for e in prepared.built.world_info.explanations()
+        if e.activated
+    ]

@@ -1,0 +1,154 @@
+"""Everything a reply is generated from: memories retrieved, World Info activated, prompt built.
+
+The steps, each timed for diagnostics: retrieve the character's memories for the
+chat's last messages (when it has memories and an index), gather and activate
+its lorebooks, and assemble the prompt in SillyTavern's order. Nothing here
+changes the chat; the chat service saves the reply and the metadata updates.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from charmemory.core.chat_user import chat_user_name
+from charmemory.core.injection import Injection
+from charmemory.core.memory_location import MemoryLocation
+from charmemory.core.model_settings import ModelSettings
+from charmemory.core.prompt import GenerationPrompt, Persona, PromptRequest, build_prompt
+from charmemory.core.prompt.settings import SETTINGS as PROMPT_SETTINGS
+from charmemory.core.prompt.settings import prompt_settings
+from charmemory.core.world_info import GenerationType, prompt_messages
+from charmemory.core.world_info.settings import SETTINGS as WORLD_INFO_SETTINGS
+from charmemory.core.world_info.settings import world_info_settings
+from charmemory.formats.chat import Chat
+from charmemory.ports import Character, ChatMessage, MemoryFileStore, TokenCounter
+from charmemory.services.lore import GatheredLore, LoreGatherer
+from charmemory.services.retrieval import Retrieval, RetrievalService
+from charmemory.services.settings import SettingsService
+
+
+@dataclass(frozen=True)
+class PreparedPrompt:
+    messages: list[ChatMessage]
+    built: GenerationPrompt
+    lore: GatheredLore
+    memories: Retrieval | None
+    model: ModelSettings
+    persona: Persona
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class PromptPreparer:
+    def __init__(
+        self,
+        settings: SettingsService,
+        files: MemoryFileStore,
+        lore: LoreGatherer,
+        retrieval: Callable[[], RetrievalService | None],
+        count_tokens: Callable[[], TokenCounter],
+        *,
+        clock: Callable[[], datetime],
+        rng: Callable[[], random.Random] = random.Random,
+    ):
+        self._settings = settings
+        self._files = files
+        self._lore = lore
+        self._retrieval = retrieval
+        self._count_tokens = count_tokens
+        self._clock = clock
+        self._rng = rng
+        self._synced: dict[str, str | None] = {}  # memory file -> digest its index holds
+
+    async def prepare(
+        self,
+        character: Character,
+        chat: Chat,
+        location: MemoryLocation,
+        model: ModelSettings,
+        *,
+        kind: GenerationType = "normal",
+    ) -> PreparedPrompt:
+        """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply)."""
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        memories = await self._memories(chat, location, kind)
+        timings["retrieval_ms"] = _ms(started)
+        persona = self.persona(chat)
+        injection: Injection | None = memories.injection if memories else None
+        request = PromptRequest(
+            character.card,
+            chat,
+            persona,
+            memory=injection if injection and injection.text else None,
+            generation_type=kind,
+            character=character.stem,
+        )
+        step = time.perf_counter()
+        world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
+        lore = self._lore.gather(character, chat, world_info)
+        scores = await self._lore.vector_scores(
+            lore, lore.candidates, _scan_text(request, world_info.scan_depth)
+        )
+        timings["lore_ms"] = _ms(step)
+        step = time.perf_counter()
+        settings = prompt_settings(
+            self._values(PROMPT_SETTINGS, character.name),
+            context_size=model.context_size,
+            response_length=model.max_tokens,
+        )
+        built = build_prompt(
+            request,
+            lore.candidates,
+            rng=self._rng(),
+            now=self._clock(),
+            settings=settings,
+            world_info=world_info,
+            count_tokens=self._count_tokens(),
+            vector_scores=scores,
+        )
+        timings["assembly_ms"] = _ms(step)
+        timings["prepare_ms"] = _ms(started)
+        messages = [ChatMessage(m.role, m.content) for m in built.prompt.messages]
+        return PreparedPrompt(messages, built, lore, memories, model, persona, timings)
+
+    def persona(self, chat: Chat) -> Persona:
+        """Who the user plays in ``chat``: the persona set, else the chat's user."""
+        description = str(self._settings.value("persona.description") or "")
+        rows = {row.setting.name: row for row in self._settings.show("persona")}
+        named = rows["persona.name"]
+        # A persona the user named wins; otherwise the name the chat's user goes by.
+        name = named.value if named.origin != "default" else chat_user_name(chat)
+        return Persona(name=str(name), description=description)
+
+    def _values(self, settings: tuple, character: str) -> dict:
+        return {s.name: self._settings.value(s.name, character) for s in settings}
+
+    async def _memories(
+        self, chat: Chat, location: MemoryLocation, kind: GenerationType
+    ) -> Retrieval | None:
+        loaded = self._files.load(location.file)
+        if not loaded.exists or not loaded.memories.bullet_count:
+            return None
+        retrieval = self._retrieval()
+        if retrieval is None:
+            return None
+        digest = loaded.version.digest
+        if self._synced.get(location.file) != digest:
+            await retrieval.sync_file(location.collection, loaded.file, loaded.memories)
+            self._synced[location.file] = digest
+        texts = [message.text for message in prompt_messages(chat, kind)]
+        return await retrieval.retrieve_for_chat(location.collection, texts)
+
+
+def _scan_text(request: PromptRequest, depth: int) -> str:
+    """The newest messages World Info scans, as the query for vectorized entries."""
+    messages = request.messages()[-depth:] if depth else []
+    return "\n".join(message.text for message in reversed(messages))
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)

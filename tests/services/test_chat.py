@@ -1,0 +1,181 @@
+"""Talking to a character: turns, swipes, continues, edits, branches, stop, conflicts."""
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import App
+from charmemory.errors import ConflictError
+from charmemory.formats.chat import parse_chat
+from charmemory.ports import Completion, StreamDelta
+from tests.support.extraction_fixtures import CHARACTER, make_workspace, memory_block
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def card_with(ws: Workspace, **data: object) -> None:
+    card = {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": CHARACTER,
+            "description": "{{char}} captains the airship Kestrel.",
+            "personality": "Sardonic.",
+            "scenario": "",
+            "first_mes": "Welcome aboard, {{user}}.",
+            "mes_example": "",
+            **data,
+        },
+    }
+    (ws.characters_dir / f"{CHARACTER}.json").write_text(json.dumps(card), encoding="utf-8")
+
+
+def replying(*texts: str) -> FakeChatModel:
+    """A model that answers memory requests with nothing new and chat turns with ``texts``."""
+    replies = iter(texts)
+
+    def answer(request: ChatRequest) -> Completion:
+        if request.answer_format.__class__.__name__ == "NewMemories":
+            return Completion("NO_NEW_MEMORIES")
+        return Completion(next(replies), reasoning="thinking" if request.stream else "")
+
+    return FakeChatModel(answer)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    ws = make_workspace(tmp_path / "ws", interval=3, cooldown_minutes=0)
+    card_with(ws)
+    return ws
+
+
+def app_with(ws: Workspace, model: FakeChatModel) -> App:
+    return App(ws, env={}, chat_model=lambda: model, clock=Clock(), index_for_extraction=False)
+
+
+def chat_file(ws: Workspace) -> Path:
+    [path] = (ws.chats_dir / CHARACTER).glob("*.jsonl")
+    return path
+
+
+async def test_a_turn_is_saved_as_sillytavern_writes_it(ws: Workspace) -> None:
+    model = replying("Aye, we sail at dawn.")
+    app = app_with(ws, model)
+    app.settings.set("persona.name", "Alex")
+    turn = await app.chat.send(CHARACTER, "When do we sail?")
+    assert (turn.index, turn.reply, turn.kind) == (2, "Aye, we sail at dawn.", "normal")
+    chat = parse_chat(chat_file(ws).read_text(encoding="utf-8"))
+    assert chat.header.data["user_name"] == "unused"  # the 1.15+ header form
+    greeting, user, reply = chat.messages
+    assert greeting.mes == "Welcome aboard, {{user}}."  # macros stay for SillyTavern to show
+    assert (user.name, user.is_user, user.mes) == ("Alex", True, "When do we sail?")
+    assert (reply.name, reply.mes, reply.extra["reasoning"]) == (
+        CHARACTER,
+        "Aye, we sail at dawn.",
+        "thinking",
+    )
+    assert reply.extra["api"] == "fake" and reply.swipes == ("Aye, we sail at dawn.",)
+    sent = model.requests[0]
+    assert sent.stream and sent.messages[-1].content.endswith("When do we sail?")
+    system = "\n".join(m.content for m in sent.messages if m.role == "system")
+    assert "Mira captains the airship Kestrel." in system  # the card, macros replaced
+    assert "Welcome aboard, Alex." in "\n".join(m.content for m in sent.messages)
+
+
+async def test_swipe_regenerate_continue_and_choose(ws: Workspace) -> None:
+    app = app_with(ws, replying("First.", "Second.", "Third.", " And more."))
+    await app.chat.send(CHARACTER, "Hello?")
+    swiped = await app.chat.generate(CHARACTER, kind="swipe")
+    assert (swiped.index, swiped.reply) == (2, "Second.")
+    assert await app.chat.choose_swipe(CHARACTER, 1) == "First."
+    regenerated = await app.chat.generate(CHARACTER, kind="regenerate")
+    assert (regenerated.index, regenerated.reply) == (2, "Third.")
+    continued = await app.chat.generate(CHARACTER, kind="continue")
+    assert continued.reply == "Third. And more."
+    reply = parse_chat(chat_file(ws).read_text(encoding="utf-8")).messages[2]
+    assert reply.swipes == ("Third. And more.",)
+
+
+async def test_edit_delete_hide_and_branch(ws: Workspace) -> None:
+    app = app_with(ws, replying("One.", "Two."))
+    await app.chat.send(CHARACTER, "a")
+    await app.chat.send(CHARACTER, "b")
+    await app.chat.edit(CHARACTER, 1, "A, edited.")
+    assert await app.chat.set_hidden(CHARACTER, 1, 2, True) == [1, 2]
+    name = await app.chat.branch(CHARACTER, 2)
+    assert name.endswith(" - Branch #2")
+    branch = parse_chat((ws.chats_dir / CHARACTER / f"{name}.jsonl").read_text(encoding="utf-8"))
+    assert [m.mes for m in branch.messages][1:] == ["A, edited.", "One."]
+    assert branch.header.chat_metadata["main_chat"] != name
+    assert (
+        await app.chat.delete_last(CHARACTER, 2, chat_id=branch.header.chat_metadata["main_chat"])
+        == 2
+    )
+
+
+async def test_a_stopped_reply_keeps_what_streamed_and_is_marked(ws: Workspace) -> None:
+    stop = asyncio.Event()
+    pieces = [StreamDelta("The "), StreamDelta("storm "), StreamDelta("broke.")]
+
+    def answer(request: ChatRequest) -> list[StreamDelta]:
+        return pieces
+
+    app = app_with(ws, FakeChatModel(answer))
+    seen: list[str] = []
+
+    def on_delta(delta: StreamDelta) -> None:
+        seen.append(delta.text)
+        if len(seen) == 2:
+            stop.set()
+
+    turn = await app.chat.send(CHARACTER, "Go on.", on_delta=on_delta, stop=stop)
+    assert turn.stopped and turn.reply == "The storm "
+    reply = parse_chat(chat_file(ws).read_text(encoding="utf-8")).messages[-1]
+    assert reply.mes == "The storm " and reply.extra["stopped"] is True
+
+
+async def test_a_chat_changed_on_disk_meanwhile_is_not_overwritten(ws: Workspace) -> None:
+    app = app_with(ws, replying("Never saved."))
+    app.chat.new_chat(CHARACTER)
+    path = chat_file(ws)
+
+    async def meddle(request: ChatRequest) -> Completion:
+        path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        return Completion("Never saved.")
+
+    app = app_with(ws, FakeChatModel(meddle))
+    with pytest.raises(ConflictError, match="the reply was not saved"):
+        await app.chat.send(CHARACTER, "Hello?")
+    [record] = app.chat.generations(CHARACTER, path.stem)
+    assert record.reply == "Never saved." and "changed on disk" in (record.error or "")
+
+
+async def test_automatic_extraction_runs_in_the_background_after_enough_replies(
+    ws: Workspace,
+) -> None:
+    def answer(request: ChatRequest) -> Completion:
+        if request.answer_format.__class__.__name__ == "NewMemories":
+            return Completion(memory_block("Alex fears heights."))
+        return Completion(f"Reply {len(model.requests)}.")
+
+    model = FakeChatModel(answer)
+    app = app_with(ws, model)
+    # The greeting and the first reply make 2 of 3 character messages; the second fires.
+    outcomes = [(await app.chat.send(CHARACTER, f"line {n}")).extraction for n in range(2)]
+    assert outcomes == ["skipped: 2/3 msgs", "started"]
+    assert await app.chat.extractions_finished() == []
+    assert (await app.chat.send(CHARACTER, "line 2")).extraction == "skipped: 1/3 msgs"
+    memories = (ws.files_dir / f"{CHARACTER}-memories.md").read_text(encoding="utf-8")
+    assert "- Alex fears heights." in memories
