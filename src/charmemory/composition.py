@@ -47,6 +47,7 @@ from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError
 from charmemory.ports import ChatModel, Embedder, TokenCounter
 from charmemory.services.chat import ChatService
+from charmemory.services.chat_commands import ChatCommands
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
@@ -256,6 +257,10 @@ class App:
             model_for=self._chat_model_for,
             clock=self._clock,
         )
+
+    @cached_property
+    def chat_commands(self) -> ChatCommands:
+        return ChatCommands(self.chat, self.extraction, self.consolidation)
 
     def _chat_model_for(self, character: str) -> ChatModel:
         if self._chat_model is not None:

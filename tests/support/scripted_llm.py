@@ -93,6 +93,23 @@ def openai_completion(
     return answer
 
 
+def openai_stream_events(
+    pieces: Sequence[str],
+    *,
+    reasoning: Sequence[str] = (),
+    reasoning_field: str = "reasoning_content",
+    finish_reason: str = "stop",
+    usage: Usage = (12, 3),
+) -> list[str]:
+    """The server-sent events of an OpenAI stream of ``pieces``."""
+    chunks = [_chunk({"role": "assistant", reasoning_field: part}) for part in reasoning]
+    chunks += [_chunk({"content": part}) for part in pieces]
+    chunks.append(_chunk({}, finish_reason))
+    if usage:
+        chunks.append({"id": "chatcmpl-scripted", "choices": [], "usage": _openai_usage(usage)})
+    return [sse_event(chunk) for chunk in chunks] + [sse_event("[DONE]")]
+
+
 def _openai_usage(usage: tuple[int, int]) -> dict[str, int]:
     prompt, completion = usage
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": sum(usage)}
@@ -134,6 +151,7 @@ class ScriptedLLMServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self._steps: list[Step] = []
+        self._always: Callable[[RecordedRequest], Step] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._disconnect = threading.Event()
@@ -198,6 +216,10 @@ class ScriptedLLMServer:
     ) -> Step:
         return self.add(Step(respond=respond, path=path))
 
+    def respond_always(self, respond: Callable[[RecordedRequest], Step]) -> None:
+        """Answer every request no scripted step is left for with ``respond`` (a role-play)."""
+        self._always = respond
+
     def reply_text(self, text: str, *, delay: float = 0.0, **completion: Any) -> Step:
         """An OpenAI chat completion (see `openai_completion` for the options)."""
         return self.reply(json=openai_completion(text, **completion), delay=delay)
@@ -218,12 +240,13 @@ class ScriptedLLMServer:
         event_delay: float = 0.0,
     ) -> Step:
         """An OpenAI stream: reasoning deltas, content deltas, the finish, usage, [DONE]."""
-        chunks = [_chunk({"role": "assistant", reasoning_field: part}) for part in reasoning]
-        chunks += [_chunk({"content": part}) for part in pieces]
-        chunks.append(_chunk({}, finish_reason))
-        if usage:
-            chunks.append({"id": "chatcmpl-scripted", "choices": [], "usage": _openai_usage(usage)})
-        events = [sse_event(chunk) for chunk in chunks] + [sse_event("[DONE]")]
+        events = openai_stream_events(
+            pieces,
+            reasoning=reasoning,
+            reasoning_field=reasoning_field,
+            finish_reason=finish_reason,
+            usage=usage,
+        )
         return self.reply_events(events, event_delay=event_delay)
 
     def reply_models(
@@ -292,6 +315,8 @@ class ScriptedLLMServer:
                 if step.path in (None, request.path):
                     del self._steps[index]
                     return step.respond(request) if step.respond else step
+        if self._always is not None:
+            return self._always(request)
         message = f"no scripted response left for {request.method} {request.path}"
         return Step(500, json={"error": {"message": message, "type": "script_exhausted"}})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from charmemory.cli import (  # noqa: F401  (modules register their commands)
+    chat_cmds,
     demo_cmds,
     extraction_cmds,
     memory_cmds,

@@ -20,16 +20,19 @@ import typer
 from charmemory.cli.application import app, state
 from charmemory.composition import App
 from charmemory.core.providers import EMBEDDED
-from charmemory.ports import Character
+from charmemory.ports import Character, StreamDelta
 from charmemory.services.extraction import ExtractionReport
 
-# Questions a person might ask the character about the sample chat, each with the
-# words the memory that answers it must hold (see data/demo/README.md).
+# Questions a person might ask about the sample chat, each with the words the memory
+# that answers it must hold (see data/demo/README.md).
 QUESTIONS = (
-    ("Who betrayed Mira, and how?", ("Corwin",)),
-    ("What did Mira give Alex to keep?", ("compass",)),
+    ("What is Mira's real name?", ("Ashgrove",)),
+    ("Where did Alex's brother go?", ("Rowan",)),
 )
 TOP_K = 3
+# What Alex asks Mira in a new chat, far from the sample chat: only her memory knows.
+ASKED = "Mira, do you remember where my brother went? I can't stop thinking about him."
+REPLY_TOKENS = 160
 
 
 @app.command()
@@ -42,6 +45,7 @@ def demo() -> None:
         _show(demo_app, character)
         _extract(demo_app, character)
         asyncio.run(_ask(demo_app, character))
+        asyncio.run(_talk(demo_app, character))
     _closing_note(demo_app)
 
 
@@ -102,32 +106,45 @@ async def _ask(demo_app: App, character: Character) -> None:
     searched = await demo_app.memory_search.search(character.name, asked, TOP_K)
     typer.echo(
         f"\n==> asking the memories ({searched.synced.added + searched.synced.kept} indexed "
-        f"with {searched.synced.model}); cosine similarity to the question, 1.00 = same meaning"
+        f"with {searched.synced.model}), best match first"
     )
     for (question, must_hold), results in zip(QUESTIONS, searched.answers, strict=True):
         typer.echo(f"    {question}")
-        for result in results:
-            typer.echo(f"      {result.cosine:.2f}  {result.text}")
-        if not results:
-            typer.echo("      no memory matches")
-        elif not all(word.lower() in results[0].text.lower() for word in must_hold):
-            answered = any(
-                all(word.lower() in r.text.lower() for word in must_hold) for r in results
-            )
-            typer.echo(
-                "      (the answer is "
-                + ("not ranked first" if answered else "not among the memories extracted")
-                + ")"
-            )
-    injected = await demo_app.memory_search.inject(character.name)
+        for rank, result in enumerate(results, start=1):
+            typer.echo(f"      {rank}. {result.text}")
+        answered = [
+            rank
+            for rank, result in enumerate(results, start=1)
+            if all(word.lower() in result.text.lower() for word in must_hold)
+        ]
+        if not answered:
+            typer.echo("      (no memory extracted holds the answer)")
+        elif answered[0] != 1:
+            typer.echo(f"      (the answer is ranked {answered[0]}, not first)")
+
+
+async def _talk(demo_app: App, character: Character) -> None:
+    """One turn in a new chat: the character answers with what its memories give it."""
+    demo_app.settings.set("model.max_tokens", str(REPLY_TOKENS))
+    typer.echo(f"\n==> a new chat with {character.name}, who remembers only what was extracted")
+    typer.echo(f"    Alex: {ASKED}")
+    typer.echo(f"    {character.name}: ", nl=False)
+
+    def shown(delta: StreamDelta) -> None:
+        typer.echo(delta.text.replace("\n", " "), nl=False)
+
+    turn = await demo_app.chat.send(character.name, ASKED, new=True, on_delta=shown)
+    typer.echo(f"\n    the memories given with that prompt ({len(turn.memories)}):")
+    for memory in turn.memories:
+        typer.echo(f"      - {memory['text']}")
     typer.echo(
-        "\n==> what the character is given with its next reply (the chat's last two "
-        f"messages as the query; {injected.retrieval.injection.tokens} tokens, "
-        f"{injected.retrieval.injection.position}, depth {injected.retrieval.injection.depth})"
+        f"    (what the prompt held, and why: charmemory diagnose {_quoted(character.name)})"
     )
-    text = injected.retrieval.injection.text or "(nothing passed the score threshold)"
-    for line in text.splitlines():
-        typer.echo(f"    {line}")
+    await demo_app.chat.extractions_finished()
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"' if " " in name else name
 
 
 def _closing_note(demo_app: App) -> None:

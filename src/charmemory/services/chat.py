@@ -27,8 +27,9 @@ from charmemory.core.chat.messages import (
     iso_time,
     user_message,
 )
+from charmemory.core.model_settings import ModelSettings
 from charmemory.core.triggers import format_wait
-from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
+from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.chat import Chat, ChatHeader
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
@@ -103,6 +104,14 @@ class ChatService:
     def new_chat(self, character_name: str) -> LoadedChat:
         """A new chat opening with the card's greeting (alternate greetings as swipes)."""
         character = self._library.character(character_name)
+        chat_id, chat = self._fresh_chat(character)
+        loaded = self._library.create_chat(character, chat_id, chat)
+        self._activity.record(
+            "chat.new", f"new chat {chat_id}", character=character.name, chat=chat_id
+        )
+        return loaded
+
+    def _fresh_chat(self, character: Character) -> tuple[str, Chat]:
         now = self._clock()
         chat_id = chat_file_name(character.name, now.astimezone()).removesuffix(".jsonl")
         header = ChatHeader(
@@ -116,11 +125,7 @@ class ChatService:
         messages = []
         if card.first_mes or card.alternate_greetings:
             messages.append(greeting(character.name, card.first_mes, card.alternate_greetings, now))
-        loaded = self._library.create_chat(character, chat_id, Chat(header, messages))
-        self._activity.record(
-            "chat.new", f"new chat {chat_id}", character=character.name, chat=chat_id
-        )
-        return loaded
+        return chat_id, Chat(header, messages)
 
     def open_chat(
         self, character_name: str, chat_id: str | None = None, *, new: bool = False
@@ -132,6 +137,37 @@ class ChatService:
         return self._library.load_chat(self._library.chat(character, chat_id))
 
     # -- turns ------------------------------------------------------------------------
+
+    async def preview(
+        self, character_name: str, text: str, chat_id: str | None = None, *, new: bool = False
+    ) -> dict[str, Any]:
+        """The exact messages a `send` would send, its memories and World Info; nothing saved."""
+        character = self._library.character(character_name)
+        ref: ChatRef | None = None
+        if new or (chat_id is None and self._library.latest_chat(character) is None):
+            chat = self._fresh_chat(character)[1]
+        else:
+            loaded = self._library.load_chat(self._library.chat(character, chat_id))
+            chat, ref = loaded.chat, loaded.ref
+        chat.append(user_message(self._preparer.persona(chat).name, text, self._clock()))
+        try:
+            model = self._settings.model(character=character.name, require_model=False)
+        except ConfigError:
+            model = ModelSettings("custom", "", "")  # nothing is sent: the defaults will do
+        prepared = await self._preparer.prepare(
+            character, chat, self._locator.for_chat(character, ref), model
+        )
+        return {
+            "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
+            "memories": [
+                {"id": m["id"], "text": m["text"], "score": m["score"]}
+                for m in _memories_of(prepared)
+            ],
+            "world_info": [
+                {"book": e["book"], "uid": e["uid"], "comment": e["comment"], "why": e["why"]}
+                for e in _activated_lore(prepared)
+            ],
+        }
 
     async def send(
         self,
@@ -317,6 +353,11 @@ class ChatService:
             world_info=parts.world_info,
             tokens=parts.tokens,
             timings=timings,
+            lorebooks=[
+                {"source": source, "name": name, "entries": count}
+                for source, name, count in prepared.lore.books
+            ],
+            missing_lorebooks=list(prepared.lore.missing),
             reply=generated.text,
             reasoning=generated.reasoning,
             finish_reason=finish,
@@ -359,8 +400,24 @@ class ChatService:
         running = [task for task in self._running.tasks.values() if not task.done()]
         if running:
             await asyncio.gather(*running)
+        return self.extraction_failures()
+
+    def extraction_failures(self) -> list[str]:
+        """The background extractions' failures since the last call, once each (no waiting)."""
         failures, self._running.failures = self._running.failures, []
         return failures
+
+    def status_line(self, character_name: str, chat_id: str | None = None) -> str:
+        """`5/20 msgs · Ready`: how far the next automatic extraction is."""
+        decision = self._extraction.decision(character_name, chat_id)
+        done, interval = decision.progress
+        if decision.reason == "disabled":
+            readiness = "automatic extraction off"
+        elif decision.cooldown_left is not None:
+            readiness = f"{format_wait(decision.cooldown_left)} left"
+        else:
+            readiness = "Ready"
+        return f"{done}/{interval} msgs · {readiness}"
 
     # -- diagnostics --------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ class GenerationRecord:
     world_info: list[dict[str, Any]]
     tokens: dict[str, Any]
     timings: dict[str, float]
+    lorebooks: list[dict[str, Any]] = field(default_factory=list)  # source, name, entries
+    missing_lorebooks: list[str] = field(default_factory=list)
     reply: str = ""
     reasoning: str = ""
     finish_reason: str | None = None

@@ -1,0 +1,111 @@
+"""Chatting from the command line against a scripted OpenAI-compatible server."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from charmemory.cli.application import run
+from charmemory.formats.chat import parse_chat
+from tests.services.test_chat import card_with
+from tests.support.extraction_fixtures import CHARACTER, make_workspace
+from tests.support.scripted_llm import ScriptedLLMServer
+
+
+@pytest.fixture
+def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> Path:
+    ws = make_workspace(tmp_path / "ws", interval=50)
+    card_with(ws)
+    ws.close()
+    for name, value in (
+        ("CHARMEMORY_PROVIDER", "custom"),
+        ("CHARMEMORY_BASE_URL", llm_server.base_url),
+        ("CHARMEMORY_MODEL", "scripted"),
+        ("CHARMEMORY_MAX_RETRIES", "0"),
+        ("CHARMEMORY_HOME", str(ws.root)),
+    ):
+        monkeypatch.setenv(name, value)
+    return ws.root
+
+
+def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    capsys.readouterr()
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def the_chat(root: Path):
+    [path] = (root / "chats" / CHARACTER).glob("*.jsonl")
+    return parse_chat(path.read_text(encoding="utf-8"))
+
+
+def test_say_streams_the_reply_and_saves_the_turn(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply_stream(["Aye, ", "at dawn."])
+    out = out_of(capsys, "persona", "set", "Alex", "--description", "A navigator.")
+    assert out == "persona: Alex\n"
+    assert out_of(capsys, "say", CHARACTER, "When do we sail?") == "Aye, at dawn.\n"
+    request = llm_server.requests[0].json
+    assert request["stream"] is True and request["model"] == "scripted"
+    assert "A navigator." in json.dumps(request["messages"])
+    assert [m.mes for m in the_chat(ws_root).messages] == [
+        "Welcome aboard, {{user}}.",
+        "When do we sail?",
+        "Aye, at dawn.",
+    ]
+
+
+def test_say_json_and_dry_run(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dry = json.loads(out_of(capsys, "say", CHARACTER, "Hello?", "--dry-run", "--json"))
+    assert dry["messages"][-1] == {"role": "user", "content": "Hello?"}
+    assert dry["memories"] == [] and dry["world_info"] == []
+    assert llm_server.requests == [] and not (ws_root / "chats" / CHARACTER).exists()
+
+    llm_server.reply_stream(["Hello, Alex."])
+    said = json.loads(out_of(capsys, "say", CHARACTER, "Hello?", "--json"))
+    assert set(said) == {"chat", "index", "reply", "memories", "world_info", "extraction"}
+    assert (said["index"], said["reply"], said["extraction"]) == (
+        2,
+        "Hello, Alex.",
+        "skipped: 2/50 msgs",
+    )
+    # The dry run sends exactly what a real turn sends.
+    assert llm_server.requests[0].json["messages"] == dry["messages"]
+
+
+def test_swipe_continue_regenerate_delete_and_branch(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for pieces in (["First."], ["Second."], [" More."], ["Third."]):
+        llm_server.reply_stream(pieces)
+    out_of(capsys, "say", CHARACTER, "Hi.")
+    assert out_of(capsys, "swipe", CHARACTER) == "Second.\n"
+    assert out_of(capsys, "continue", CHARACTER) == " More.\n"
+    reply = the_chat(ws_root).messages[-1]
+    assert (reply.mes, reply.swipes) == ("Second. More.", ("First.", "Second. More."))
+    assert out_of(capsys, "regenerate", CHARACTER) == "Third.\n"
+    assert the_chat(ws_root).messages[-1].swipes == ("Third.",)
+    branch = out_of(capsys, "branch", CHARACTER, "--at", "1")
+    assert branch.startswith("branch: Mira - ") and branch.endswith(" - Branch #1\n")
+    chat_id = branch.removeprefix("branch: ").strip()
+    assert out_of(capsys, "delete-messages", CHARACTER, "--last", "1", "--chat", chat_id) == (
+        "deleted 1 message\n"
+    )
+
+
+def test_chat_errors_are_one_line(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply(401, json={"error": {"message": "bad key"}})
+    capsys.readouterr()
+    assert run(["say", CHARACTER, "Hello?"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    # The failed generation saved no reply.
+    assert [m.is_user for m in the_chat(ws_root).messages] == [False, True]
+    assert run(["swipe", "Nobody"]) == 2
