@@ -109,3 +109,39 @@ def test_chat_errors_are_one_line(
     # The failed generation saved no reply.
     assert [m.is_user for m in the_chat(ws_root).messages] == [False, True]
     assert run(["swipe", "Nobody"]) == 2
+
+
+def test_diagnose_shows_what_the_last_reply_was_given(
+    tmp_path: Path,
+    llm_server: ScriptedLLMServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.support.sillytavern_samples import sillytavern_sample
+
+    root = tmp_path / "st"
+    assert run(["init", "-w", str(root)]) == 0
+    chat = "Seraphina - 2026-11-28@19h02m11s482ms.jsonl"
+    sample = [sillytavern_sample("default_Seraphina.png"), sillytavern_sample(chat)]
+    assert run(["import", *map(str, sample), "-w", str(root)]) == 0
+    for name, value in (
+        ("CHARMEMORY_PROVIDER", "custom"),
+        ("CHARMEMORY_BASE_URL", llm_server.base_url),
+        ("CHARMEMORY_MODEL", "scripted"),
+        ("CHARMEMORY_HOME", str(root)),
+    ):
+        monkeypatch.setenv(name, value)
+    llm_server.reply_stream(["The spring lies east, past Eldoria's old oaks."])
+    out_of(capsys, "say", "Seraphina", "Tell me about Eldoria and the forest.")
+
+    out = out_of(capsys, "diagnose", "Seraphina", "--raw")
+    assert "generation 1 of chat Seraphina - 2026-11-28@19h02m11s482ms (normal" in out
+    assert "Eldoria (character, 4 entries)" in out  # the card's own book, embedded
+    assert "+ Eldoria#" in out and "--- reply ---\nThe spring lies east" in out
+    # --raw prints the prompt exactly as it was sent, World Info sections included.
+    sent = llm_server.requests[0].json["messages"]
+    assert all(message["content"] in out for message in sent)
+    assert "(world_info_before)" in out or "(world_info_after)" in out
+    capsys.readouterr()
+    assert run(["diagnose", "Seraphina", "--generation", "9"]) == 2
+    assert "no generation 9" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import sys
 from charmemory.cli import (  # noqa: F401  (modules register their commands)
     chat_cmds,
     demo_cmds,
+    diagnose_cmds,
     extraction_cmds,
     memory_cmds,
     model_cmds,

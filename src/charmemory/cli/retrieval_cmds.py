@@ -5,16 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.core.retrieval import Collection
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.formats.memory_file import stray_tag_warning
-from charmemory.ports import RetrievalRecord, SyncReport
-from charmemory.services.memory_search import Diagnosis
+from charmemory.ports import SyncReport
 from charmemory.services.retrieval import Result
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
@@ -27,7 +25,7 @@ ChatOption = Annotated[
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-def _unit(collection: Collection, count: int) -> str:
+def unit(collection: Collection, count: int) -> str:
     if collection.chunks:
         return f"{count:,} chunk{'' if count == 1 else 's'}"
     return f"{count:,} memor{'y' if count == 1 else 'ies'}"
@@ -35,7 +33,7 @@ def _unit(collection: Collection, count: int) -> str:
 
 def _summary(collection: Collection, report: SyncReport) -> str:
     return (
-        f"{collection.name}: {_unit(collection, report.added + report.kept)} indexed with "
+        f"{collection.name}: {unit(collection, report.added + report.kept)} indexed with "
         f"{report.model} ({report.embedded:,} embedded, {report.removed:,} removed, "
         f"{report.kept:,} kept)"
     )
@@ -172,82 +170,3 @@ def inject(character: CharacterArg, chat: ChatOption = None, as_json: JsonFlag =
     )
     typer.echo("---")
     typer.echo(injection.text)
-
-
-@app.command()
-def diagnose(character: CharacterArg, chat: ChatOption = None) -> None:
-    """Show the memory file, item counts, the index state and the last injection."""
-    for line in _diagnosis(asyncio.run(state.app().memory_search.diagnose(character, chat))):
-        typer.echo(line)
-
-
-def _diagnosis(found: Diagnosis) -> list[str]:
-    located, memories = found.located, found.loaded
-    collection = located.location.collection
-    lines = [
-        f"character: {located.character.name}"
-        + (f", chat {located.chat.id}" if located.chat else "")
-    ]
-    if not memories.exists:
-        lines.append(f"memory file: {memories.file} (none yet)")
-    else:
-        lines.append(
-            f"memory file: {memories.file} ({memories.size:,} bytes, "
-            f"{memories.memories.block_count} blocks, {memories.memories.bullet_count} bullets)"
-        )
-        if warning := stray_tag_warning(memories.memories):
-            lines.append(f"  warning: {warning}")
-    lines.append(f"granularity: {found.settings.granularity}; collection {collection.name}")
-    if found.stats is None:
-        lines.append(f"index: not built yet (charmemory index {located.character.name!r})")
-    else:
-        stats = found.stats
-        lines.append(
-            f"index: {_unit(collection, stats.items)}, {stats.model} "
-            f"({stats.dimensions} dimensions), updated {stats.updated_at}"
-        )
-        if found.plan is not None:
-            lines.append("  " + _plan_text(found.plan))
-    lines.extend(_record_lines(found.last))
-    return lines
-
-
-def _plan_text(plan: SyncReport) -> str:
-    if plan.reembedded_all:
-        return f"indexed with another model: {plan.embedded:,} items will be embedded again"
-    if not (plan.added or plan.removed):
-        return "in step with the memory file"
-    return (
-        f"behind the memory file: {plan.added:,} to embed, {plan.removed:,} to remove "
-        "(the next index, search or inject catches up)"
-    )
-
-
-def _record_lines(record: RetrievalRecord | None) -> list[str]:
-    if record is None:
-        return ["last retrieval: none yet"]
-    injected = [c for c in record.candidates if c.get("injected")]
-    lines = [
-        f"last retrieval: {record.at}, {len(record.candidates)} candidates, "
-        f"{len(injected)} injected",
-        "  query: " + record.query.replace("\n", " / "),
-    ]
-    ranked = sorted(record.candidates, key=lambda c: -(c.get("score") or -1.0))
-    for candidate in ranked[:10]:
-        lines.append(_candidate_line(candidate))
-    lines.append("  injected text:" if record.injected else "  injected text: (nothing)")
-    lines.extend(f"    {line}" for line in record.injected.splitlines())
-    return lines
-
-
-def _candidate_line(candidate: dict[str, Any]) -> str:
-    score = candidate.get("score")
-    scored = "-" if score is None else f"{score:.3f}"
-    bm25 = candidate.get("bm25")
-    lexical = "-" if bm25 is None else f"{bm25:.2f} (#{candidate.get('bm25_rank')})"
-    mark = "*" if candidate.get("injected") else " "
-    text = str(candidate.get("text") or "").replace("\n", " ")
-    return (
-        f"  {mark} score {scored}  cosine {candidate['cosine']:.3f} "
-        f"(#{candidate['vector_rank']})  bm25 {lexical}  {text[:80]}"
-    )
