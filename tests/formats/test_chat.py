@@ -589,3 +589,32 @@ def test_a_headerless_group_chat_s_only_line_is_a_message() -> None:
     assert last_message_send_date('{"mes":"hi","send_date":"2024-07-05@14h20m05s"}') == (
         "2024-07-05@14h20m05s"
     )
+
+
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**60), 2**60)
+        | st.floats(allow_nan=False)
+        | st.text(st.characters(exclude_categories=())),  # lone surrogates too
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(
+                st.text(max_size=5) | st.from_regex(r"[0-9]{1,3}", fullmatch=True),
+                inner,
+                max_size=4,
+            )
+        ),
+        max_leaves=20,
+    ),
+    st.sampled_from([None, 4]),
+)
+def test_the_fast_path_writes_what_the_javascript_emitter_writes(
+    value: Any, indent: int | None
+) -> None:
+    from charmemory.formats.js_json import _emit
+
+    parts: list[str] = []
+    _emit(value, parts, " " * (indent or 0), "")
+    assert js_stringify(value, indent=indent) == "".join(parts)

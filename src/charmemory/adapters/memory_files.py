@@ -67,6 +67,9 @@ class MemoryFiles:
                 self._record_outside_change(file, read)
         return _parsed(file, read)
 
+    def digest(self, file: str) -> str | None:
+        return read_versioned(self.path_of(file)).version.digest
+
     def versions(self, file: str) -> list[Version]:
         return self.history.versions(file)
 

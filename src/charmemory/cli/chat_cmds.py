@@ -210,8 +210,8 @@ def persona_set(
 def chat_command(character: CharacterArg, chat: ChatOption = None, new: NewOption = False) -> None:
     """Chat with a character in the terminal; /help lists the commands, Ctrl-D leaves."""
     app_ = state.app()
-    opened = app_.chat.open_chat(character, chat, new=new)
-    asyncio.run(_session(app_, opened.ref.character.name, opened.ref.id, Console()))
+    ref = app_.chat.chat_ref(character, chat, new=new)
+    asyncio.run(_session(app_, ref.character.name, ref.id, Console()))
 
 
 async def _session(app_: App, character: str, chat_id: str, console: Console) -> None:

@@ -45,10 +45,37 @@ def js_stringify(value: Any, *, indent: int | None = None) -> str:
 
     Differs from `json.dumps` in JavaScript's object key order (integer-like
     keys first, ascending), number formatting, and escaping of lone surrogates.
+    Where the value holds none of those (nearly always), `json.dumps` already
+    writes the same bytes and is used, many times faster.
     """
+    separators = (",", ": ") if indent else (",", ":")
+    try:
+        quick = json.dumps(
+            value, ensure_ascii=False, indent=indent or None, separators=separators, allow_nan=False
+        )
+    except (TypeError, ValueError):
+        quick = None  # not plain JSON to Python: let the emitter say what is wrong
+    if quick is not None and not _differs_in_javascript(quick):
+        return quick
     parts: list[str] = []
     _emit(value, parts, " " * (indent or 0), "")
     return "".join(parts)
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# An array-index key: its opening quote follows `{`, `,` or whitespace, never a backslash.
+_INDEX_KEY = re.compile(r'(?<=[{,\s])"(?:0|[1-9][0-9]*)"\s*:')
+# Outside strings: a fraction or exponent, or an integer a double may not hold exactly.
+_FLOAT_OR_HUGE = re.compile(r"\d[.eE]|\d{16,}")
+
+
+def _differs_in_javascript(text: str) -> bool:
+    """Whether `JSON.stringify` would write this `json.dumps` output otherwise."""
+    return bool(
+        _SURROGATE.search(text)
+        or _INDEX_KEY.search(text)
+        or _FLOAT_OR_HUGE.search(_STRING.sub("", text))
+    )
 
 
 def _emit(value: Any, parts: list[str], gap: str, current: str) -> None:

@@ -118,6 +118,10 @@ class MemoryFileStore(Protocol):
 
     def load(self, file: str) -> LoadedMemories: ...
 
+    def digest(self, file: str) -> str | None:
+        """What the file holds now, as a digest (None: no file), without reading it as memories."""
+        ...
+
     def save(
         self,
         loaded: LoadedMemories,

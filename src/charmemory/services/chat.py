@@ -131,10 +131,16 @@ class ChatService:
         self, character_name: str, chat_id: str | None = None, *, new: bool = False
     ) -> LoadedChat:
         """A chat by id, a new one, or the character's latest (a new one if it has none)."""
+        return self._library.load_chat(self.chat_ref(character_name, chat_id, new=new))
+
+    def chat_ref(
+        self, character_name: str, chat_id: str | None = None, *, new: bool = False
+    ) -> ChatRef:
+        """Which chat an operation is on, without reading it (a new chat is created)."""
         character = self._library.character(character_name)
         if new or (chat_id is None and self._library.latest_chat(character) is None):
-            return self.new_chat(character.name)
-        return self._library.load_chat(self._library.chat(character, chat_id))
+            return self.new_chat(character.name).ref
+        return self._library.chat(character, chat_id)
 
     # -- turns ------------------------------------------------------------------------
 
@@ -182,13 +188,21 @@ class ChatService:
         """The user's message, then the character's reply."""
         if not text.strip():
             raise CharMemoryError("the message is empty")
-        loaded = self.open_chat(character_name, chat_id, new=new)
-        async with self._lock(loaded.ref):
-            loaded = self._library.load_chat(loaded.ref)
+        ref = self.chat_ref(character_name, chat_id, new=new)
+        async with self._lock(ref):
+            loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             loaded.chat.append(user_message(persona.name, text, self._clock()))
-            loaded = self._library.save_chat(loaded, loaded.chat)
-            return await self._turn(loaded, "normal", on_delta, stop)
+            # The message is written while the reply is prepared and streamed, not before:
+            # the write is off the path to the first token.
+            saving = asyncio.create_task(
+                asyncio.to_thread(self._library.save_chat, loaded, loaded.chat)
+            )
+            try:
+                return await self._turn(loaded, "normal", on_delta, stop, saving)
+            finally:
+                if not saving.done():
+                    await asyncio.wait([saving])
 
     async def generate(
         self,
@@ -200,9 +214,9 @@ class ChatService:
         stop: asyncio.Event | None = None,
     ) -> Turn:
         """A reply without a new message: a new reply, a swipe, a regeneration, a continuation."""
-        loaded = self.open_chat(character_name, chat_id)
-        async with self._lock(loaded.ref):
-            loaded = self._library.load_chat(loaded.ref)
+        ref = self.chat_ref(character_name, chat_id)
+        async with self._lock(ref):
+            loaded = self._library.load_chat(ref)
             if kind != "normal":
                 editing.last_reply(loaded.chat)  # raises when there is none to change
             if kind == "regenerate":
@@ -216,6 +230,7 @@ class ChatService:
         kind: Kind,
         on_delta: OnDelta | None,
         stop: asyncio.Event | None,
+        saving: asyncio.Task[LoadedChat] | None = None,
     ) -> Turn:
         character = loaded.ref.character
         location = self._locator.for_chat(character, loaded.ref)
@@ -249,6 +264,8 @@ class ChatService:
             "generation_ms": round((time.perf_counter() - clock_start) * 1000, 2),
         }
         try:
+            if saving is not None:
+                loaded = await saving  # the user's message, written meanwhile
             saved, index = self._save_reply(loaded, kind, character, generated, prepared)
         except ConflictError as error:
             self._record(loaded.ref, kind, prepared, generated, timings, finish, None, str(error))
@@ -491,9 +508,9 @@ class ChatService:
         self, character_name: str, at: int | None = None, chat_id: str | None = None
     ) -> str:
         """A new chat holding messages 0..``at`` (default: all); returns its id."""
-        loaded = self.open_chat(character_name, chat_id)
-        async with self._lock(loaded.ref):
-            loaded = self._library.load_chat(loaded.ref)
+        ref = self.chat_ref(character_name, chat_id)
+        async with self._lock(ref):
+            loaded = self._library.load_chat(ref)
             last = len(loaded.chat.messages) - 1 if at is None else at
             existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
             name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
@@ -504,9 +521,9 @@ class ChatService:
     async def _edit(
         self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
     ) -> Any:
-        loaded = self.open_chat(character_name, chat_id)
-        async with self._lock(loaded.ref):
-            loaded = self._library.load_chat(loaded.ref)
+        ref = self.chat_ref(character_name, chat_id)
+        async with self._lock(ref):
+            loaded = self._library.load_chat(ref)
             result = change(loaded.chat)
             self._library.save_chat(loaded, loaded.chat)
             return result

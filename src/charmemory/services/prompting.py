@@ -130,16 +130,15 @@ class PromptPreparer:
     async def _memories(
         self, chat: Chat, location: MemoryLocation, kind: GenerationType
     ) -> Retrieval | None:
-        loaded = self._files.load(location.file)
-        if not loaded.exists or not loaded.memories.bullet_count:
-            return None
         retrieval = self._retrieval()
-        if retrieval is None:
+        digest = self._files.digest(location.file)
+        if retrieval is None or digest is None:
             return None
-        digest = loaded.version.digest
         if self._synced.get(location.file) != digest:
+            # Read and index the file only when it changed since the last turn.
+            loaded = self._files.load(location.file)
             await retrieval.sync_file(location.collection, loaded.file, loaded.memories)
-            self._synced[location.file] = digest
+            self._synced[location.file] = loaded.version.digest
         texts = [message.text for message in prompt_messages(chat, kind)]
         return await retrieval.retrieve_for_chat(location.collection, texts)
 

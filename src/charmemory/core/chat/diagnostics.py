@@ -9,7 +9,7 @@ itself (so a reply that could not be saved is not lost).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from charmemory.core.prompt import GenerationPrompt
@@ -39,7 +39,8 @@ class GenerationRecord:
     number: int = 0  # 1, 2, ... per chat, given when the record is kept
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Not dataclasses.asdict: its deep copy of a long prompt costs more than the turn.
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GenerationRecord:

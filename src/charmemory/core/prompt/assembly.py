@@ -36,6 +36,7 @@ from charmemory.core.prompt.fitting import fit_to_budget
 from charmemory.core.prompt.injections import (
     AUTHORS_NOTE_KEY,
     DEPTH_PROMPT_KEY,
+    MAX_INJECTION_DEPTH,
     MEMORY_KEY,
     ChatInjection,
     insert_injections,
@@ -176,14 +177,15 @@ class _Assembly:
         if settings.squash_system_messages:
             messages = squash_system_messages(messages, self._tokens)
         included = [m.message_id for m in fitted.history if m.message_id is not None]
-        offered = [m.message_id for m in history if m.message_id is not None]
+        offered = [m.id for m in self.request.messages()]
+        kept_ids = set(included)
         return AssembledPrompt(
             messages=tuple(messages),
             tokens=sum(m.tokens for m in messages) + settings.reply_priming_tokens,
             section_tokens=totals,
             budget=settings.prompt_budget,
             last_in_context_message_id=min(included, default=None),
-            dropped_message_ids=tuple(i for i in offered if i not in set(included)),
+            dropped_message_ids=tuple(i for i in offered if i not in kept_ids),
         )
 
     # -- the parts ----------------------------------------------------------------------
@@ -292,9 +294,24 @@ class _Assembly:
         return blocks
 
     def _history(self) -> list[PromptMessage]:
+        """The chat messages that can still fit, oldest first, with the injections in place.
+
+        Messages are taken from the newest back until they alone exceed the whole
+        prompt budget (older ones could never be kept, as fitting stops at the first
+        that does not fit), and at least as deep as the deepest injection, so a long
+        chat costs what fits, not its length.
+        """
         chat = self.request.chat
-        history = []
-        for seen in self.request.messages():
+        injections = self._injections()
+        deepest = max(
+            (i.depth for i in injections if 0 <= i.depth <= MAX_INJECTION_DEPTH), default=0
+        )
+        budget = self.settings.prompt_budget
+        history: list[PromptMessage] = []
+        used = 0
+        for seen in reversed(self.request.messages()):
+            if used > budget and len(history) > deepest:
+                break
             message = chat.messages[seen.id]
             role: Role = "user" if message.is_user else "assistant"
             if message.role == "narrator":
@@ -303,11 +320,14 @@ class _Assembly:
                 message.name, seen.text, message.role, message.data.get("force_avatar")
             )
             content = self.macros.substitute(text.replace("\r", ""))
-            history.append(
+            counted = self._counted(
                 PromptMessage(role, content, (section.CHAT_HISTORY,), ("chat",), message_id=seen.id)
             )
-        injected = insert_injections(history, self._injections(), self.macros.substitute)
-        return [self._counted(message) for message in injected]
+            used += counted.tokens
+            history.append(counted)
+        history.reverse()
+        injected = insert_injections(history, injections, self.macros.substitute)
+        return [m if m.tokens else self._counted(m) for m in injected]
 
     def _named(self, name: str, text: str, role: str, force_avatar: Any) -> str:
         behavior = self.settings.names_behavior

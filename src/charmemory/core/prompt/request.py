@@ -6,6 +6,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from charmemory.core.injection import Injection
@@ -67,7 +68,12 @@ class PromptRequest:
         )
 
     def messages(self) -> list[ScanMessage]:
-        return prompt_messages(self.chat, self.generation_type)
+        return list(self._messages)
+
+    @cached_property
+    def _messages(self) -> tuple[ScanMessage, ...]:
+        # Read once per request: a long chat is walked by the scan and by assembly.
+        return tuple(prompt_messages(self.chat, self.generation_type))
 
 
 def macro_context(request: PromptRequest, *, now: datetime, rng: random.Random) -> MacroContext:
