@@ -74,6 +74,33 @@ async def test_deleting_the_last_memory_of_a_block_removes_the_block(ws: Workspa
     )
 
 
+async def test_a_block_holding_notes_keeps_them_when_its_last_memory_goes(
+    ws: Workspace,
+) -> None:
+    noted = MEMORIES.replace(
+        "- Mira captains the Kestrel.\n",
+        "Note to self: ask about the Kestrel.\n- Mira captains the Kestrel.\n",
+    )
+    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(noted, encoding="utf-8")
+
+    await memory_manager(ws).delete(CHARACTER, id_of(ws, "Mira captains the Kestrel."))
+
+    assert text_of(ws) == noted.replace("- Mira captains the Kestrel.\n", "")
+
+
+async def test_a_byte_order_mark_stays_through_every_change(ws: Workspace) -> None:
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
+    path.write_bytes(b"\xef\xbb\xbf" + MEMORIES.encode("utf-8"))
+    manager = memory_manager(ws)
+
+    await manager.add(CHARACTER, ["Mira hates fog."])
+    await manager.delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
+
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and data.count(b"\xef\xbb\xbf") == 1
+    assert "Mira hates fog." in text_of(ws) and "brass compass" not in text_of(ws)
+
+
 async def test_add_appends_a_dated_block(ws: Workspace) -> None:
     manager = make_app(ws, clock=lambda: NOW).memories
     changed = await manager.add(CHARACTER, ["Mira hates fog.", "  ", "Alex owes Mira 40 crowns."])

@@ -55,7 +55,7 @@ def memories_edit(
 def memories_delete(
     character: CharacterArg, memory_id: MemoryIdArg, chat: ChatOption = None
 ) -> None:
-    """Delete one memory; a block left empty goes with it (`undo` brings it back)."""
+    """Delete one memory; a block left with no memories and no notes goes (`undo` undoes it)."""
     changed = asyncio.run(state.app().memories.delete(character, memory_id, chat=chat))
     _report(changed, "deleted")
 

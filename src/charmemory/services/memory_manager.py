@@ -46,6 +46,7 @@ class Block:
     chat: str
     date: str
     memories: tuple[Memory, ...]
+    notes: tuple[str, ...] = ()  # lines of the block that are not memories, as typed
 
 
 @dataclass(frozen=True)
@@ -105,11 +106,12 @@ class MemoryManager:
         chat: str | None = None,
         expect: str | None = None,
     ) -> Changed:
-        """Remove one memory; a block left without memories goes with it."""
+        """Remove one memory; a block left with neither memories nor notes goes with it."""
         located, loaded = self._loaded(character_name, chat, expect)
         ref = find_bullet(loaded.memories, memory_id)
         new = delete_bullet(loaded.memories, ref.address)
-        if not new.blocks[ref.address.block].bullets:
+        emptied = new.blocks[ref.address.block]
+        if not emptied.bullets and not emptied.notes:
             new = delete_block(new, ref.address.block)
         return await self._save(located, loaded, new, (), DELETE, f"memory {memory_id}")
 
@@ -168,7 +170,13 @@ def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
             Memory(ref.memory_id, ref.text, address.block, address.bullet)
         )
     blocks = tuple(
-        Block(index, block.chat, block.date, tuple(by_block.get(index, ())))
+        Block(
+            index,
+            block.chat,
+            block.date,
+            tuple(by_block.get(index, ())),
+            tuple(note.raw.rstrip("\r\n") for note in block.notes),
+        )
         for index, block in enumerate(loaded.memories.blocks)
     )
     return MemoryListing(
