@@ -203,7 +203,7 @@ class App:
 
     @cached_property
     def memories(self) -> MemoryManager:
-        return MemoryManager(self.memory_access, clock=self._clock)
+        return MemoryManager(self.memory_access, self.settings, clock=self._clock)
 
     @cached_property
     def history(self) -> MemoryHistoryService:

@@ -378,3 +378,27 @@ async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(
     rest = await service(ws, llm_server, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in rest.chunks] == [(10, 19), (20, 29)]
     assert len(llm_server.requests) == 3
+
+
+async def test_junk_in_a_chat_or_an_answer_never_reaches_the_memory_file(
+    tmp_path: Path, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", max_bullet_chars=200)
+    chat = alternating(4)
+    chat[1] = message(1, is_user=False, text="Mira\x00 hid the \u202ekey\u2069 under the mat.")
+    write_chat(ws, chat)
+    page = "the storm went on " * 300_000  # a five-megabyte bullet
+    answer = memory_block("Mira hid the \u202ekey\x00 under the mat.", page)
+    model = FakeChatModel(lambda request: Completion(answer))
+    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+
+    report = await app.extraction.extract(CHARACTER)
+
+    sent = "\n".join(m.content for m in model.requests[0].messages)
+    assert "Mira hid the key under the mat." in sent and "\x00" not in sent
+    text = memories(ws)
+    assert "- Mira hid the key under the mat.\n" in text
+    assert not any(char in text for char in "\x00\u202e\u2069")
+    [cut] = [line for line in text.splitlines() if line.startswith("- the storm")]
+    assert len(cut) <= 2 + 200 and cut.endswith(" […]")
+    assert any(w.startswith("too long: cut 1 bullet") for w in report.chunks[0].warnings)

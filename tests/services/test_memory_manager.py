@@ -6,6 +6,7 @@ import pytest
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
+from charmemory.core.bullet_length import MemoryTooLongError
 from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.memory_file import list_bullets, parse_memory_file
@@ -135,7 +136,8 @@ async def test_every_change_is_announced_and_a_failed_announcement_is_a_warning(
 
     app = make_app(ws)
     access = MemoryFileAccess(app.locator, app.memory_access.files, on_change=listen)
-    changed = await MemoryManager(access).delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
+    manager = MemoryManager(access, app.settings)
+    changed = await manager.delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
     assert [c.memories.bullet_count for c in heard] == [2]
     assert heard[0].location.file == "user/files/Mira-memories.md"
     assert "not updated: the embedding model is not installed" in changed.warnings[0]
@@ -182,3 +184,19 @@ async def test_the_real_index_follows_a_deleted_memory(ws: Workspace) -> None:
 
     found = [r.text for r in await app.retrieval.search(COLLECTION, "Who commands the ship?", 5)]
     assert found and "Mira captains the Kestrel." not in found
+
+
+async def test_a_typed_memory_over_the_length_limit_is_refused_and_nothing_is_written(
+    ws: Workspace,
+) -> None:
+    app = make_app(ws)
+    app.settings.set("extraction.max_bullet_chars", "100")
+    long = "Mira " * 25
+
+    with pytest.raises(MemoryTooLongError, match="at most 100 characters"):
+        await app.memories.add(CHARACTER, ["Mira hates fog.", long])
+    with pytest.raises(MemoryTooLongError, match="at most 100 characters"):
+        await app.memories.edit(CHARACTER, id_of(ws, "Alex is from Cinderfall."), long)
+    with pytest.raises(MemoryTooLongError, match="at most 100 characters"):
+        await app.extraction_admin.pin(CHARACTER, long)
+    assert text_of(ws) == MEMORIES

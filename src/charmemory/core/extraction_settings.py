@@ -51,6 +51,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _switch("auto_extract", True, "Automatic extraction"),
     _count("max_bullets", 8, "Maximum bullets per block", 1, 30),
+    _count(
+        "max_bullet_chars",
+        1000,
+        "Maximum length of one memory (characters); a model's longer bullet is cut",
+        100,
+        20000,
+    ),
     _count("existing_memories_budget", 1500, "Existing memories in the prompt (tokens)", 0, 16000),
     _switch("verbose_log", False, "Verbose activity log"),
 )
@@ -70,6 +77,7 @@ class ExtractionSettings:
     file_name_override: str | None = None
     auto_extract: bool = True
     max_bullets: int = 8
+    max_bullet_chars: int = 1000
     existing_memories_budget: int = 1500
     verbose_log: bool = False
 

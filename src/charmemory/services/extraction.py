@@ -386,6 +386,7 @@ class ExtractionService:
             completion.text,
             max_bullets=settings.max_bullets,
             finish_reason=completion.finish_reason,
+            max_bullet_chars=settings.max_bullet_chars,
         )
 
     def _append(

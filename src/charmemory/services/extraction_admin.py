@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from charmemory.core.bullet_length import require_within_limit
 from charmemory.core.memory_history import CLEAR
 from charmemory.core.triggers import TriggerState, trigger_status
 from charmemory.core.watermark import (
@@ -146,6 +147,8 @@ class ExtractionAdmin:
         if not bullets:
             raise CharMemoryError("nothing to pin: the text is empty")
         located, memories = self._access.load(character_name, chat)
+        limit = self._extraction.settings_for(located.character).max_bullet_chars
+        require_within_limit(bullets, limit)
         block = build_block(PINNED_CHAT, format_block_date(datetime.now(UTC)), bullets)
         new = append_block(memories.memories, block)
         self._files.save(memories, new, cause="pin")
