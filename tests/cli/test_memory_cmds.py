@@ -62,7 +62,10 @@ def test_consolidate_previews_then_applies(
     out = capsys.readouterr().out
     assert "preview 1: user/files/Mira-memories.md, balanced, 1 call" in out
     assert "5 memories in 3 blocks -> 4 memories in 3 blocks" in out
-    assert "  - Mira owns a brass compass." in out
+    lines = out.splitlines()
+    assert "- Mira owns a brass compass." in lines
+    assert "  Mira owns a brass compass." in lines
+    assert "  Alex is from Cinderfall." in lines  # kept: marked apart even when piped
     assert f"apply it with: charmemory consolidate {CHARACTER} --apply 1" in out
     assert memory_file.read_text(encoding="utf-8") == MEMORIES
 

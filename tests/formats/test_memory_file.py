@@ -648,7 +648,10 @@ def test_headings_of_a_legacy_file_stay_lines_of_their_block_not_memories() -> N
 
     assert [b.text for b in block.bullets] == ["first", "second"]
     assert [line.raw for line in block.notes] == ["# Mira\n", "## Later\n"]
-    assert block.render() == '<memory chat="imported">\n# Mira\n- first\n## Later\n- second\n</memory>\n'
+    assert (
+        block.render()
+        == '<memory chat="imported">\n# Mira\n- first\n## Later\n- second\n</memory>\n'
+    )
 
 
 def test_a_legacy_file_with_a_byte_order_mark_keeps_it() -> None:

@@ -144,13 +144,21 @@ def _print_preview(preview: ConsolidationPreview) -> None:
         f"{diff.bullets_after} memories in {diff.blocks_after} blocks "
         f"({len(diff.kept)} kept, {len(diff.removed)} removed, {len(diff.added)} added)"
     )
+    if diff.replaced:
+        replaced = ", ".join(str(index) for index in diff.replaced)
+        typer.echo(f"  blocks {replaced} replaced as a whole (the answer named no sources)")
     for merged in diff.merged:
         sources = ", ".join(str(index) for index in merged.sources)
         typer.echo(f"  blocks {sources} merged into one of {len(merged.bullets)} memories")
+    # Marked by their first character, as in a unified diff, so piped output reads too.
     for text in diff.removed:
-        typer.secho(f"  - {text}", fg=typer.colors.RED)
+        typer.secho(f"- {text}", fg=typer.colors.RED)
     for text in diff.added:
-        typer.secho(f"  + {text}", fg=typer.colors.GREEN)
+        typer.secho(f"+ {text}", fg=typer.colors.GREEN)
+    for text in diff.kept:
+        typer.echo(f"  {text}")
+    for note in diff.notes:
+        typer.echo(f"  (note, kept as typed) {note}")
     _warn(preview.warnings)
     if diff.changes_nothing:
         typer.echo("nothing would change")
