@@ -26,6 +26,7 @@ from tests.support.extraction_fixtures import (
 )
 from tests.support.fake_chat_model import FakeChatModel
 from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.word_hash_embedder import WordHashEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG_CHAT = ROOT / "tests" / "fixtures" / "st_chat_long.jsonl"
@@ -402,3 +403,44 @@ async def test_junk_in_a_chat_or_an_answer_never_reaches_the_memory_file(
     [cut] = [line for line in text.splitlines() if line.startswith("- the storm")]
     assert len(cut) <= 2 + 200 and cut.endswith(" […]")
     assert any(w.startswith("too long: cut 1 bullet") for w in report.chunks[0].warnings)
+
+
+def two_chunk_facts(request: object) -> Completion:
+    """Chunk one (messages 0-9) and chunk two (10-19) each hold one fact."""
+    sent = "\n".join(m.content for m in request.messages)  # type: ignore[attr-defined]
+    if "line 19." in sent:
+        return Completion(memory_block("Mira lost her first ship in a storm."))
+    return Completion(memory_block("Alex owes Mira forty crowns for the repairs."))
+
+
+def indexed_app(ws: Workspace, clock: Clock) -> App:
+    return App(
+        ws,
+        env={},
+        chat_model=lambda: FakeChatModel(two_chunk_facts),
+        clock=clock,
+        embedder=WordHashEmbedder(),
+        index_for_extraction=True,
+    )
+
+
+@pytest.mark.parametrize("how", ["clear", "file deleted by hand", "file emptied by hand"])
+async def test_memories_that_are_gone_never_count_as_duplicates_of_new_ones(
+    tmp_path: Path, clock: Clock, how: str
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(20))
+    first = await indexed_app(ws, clock).extraction.extract(CHARACTER)
+    assert first.saved == 2
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
+    if how == "clear":
+        await indexed_app(ws, clock).extraction_admin.clear(CHARACTER, confirmed=True)
+        again = await indexed_app(ws, clock).extraction.extract(CHARACTER)
+    else:
+        path.unlink() if how == "file deleted by hand" else path.write_text("", encoding="utf-8")
+        again = await indexed_app(ws, clock).extraction.extract(CHARACTER, forced_range=(0, 19))
+
+    assert [c.dropped for c in again.chunks] == [[], []]
+    assert again.saved == 2
+    text = memories(ws)
+    assert "forty crowns" in text and "first ship" in text

@@ -27,7 +27,7 @@ from charmemory.core.extraction_prompt import PromptValues, render_prompt
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.message_cleaning import render_messages
-from charmemory.core.retrieval import Collection, items_from_memory_file
+from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
     SourceMessage,
@@ -262,7 +262,8 @@ class ExtractionService:
         user_name = chat_user_name(loaded.chat)
         recent = render_messages(part, user_name=user_name, char_name=character.name)
         collection = location.bullets
-        related = await self._related(collection, memories, recent) if existing else []
+        await self._sync_with_file(collection, memories)
+        related = await self._related(collection, recent) if existing else []
         selected = select_existing(
             [*related, *recent_first(_stored_blocks(memories))],
             settings.existing_memories_budget,
@@ -461,15 +462,19 @@ class ExtractionService:
 
     # -- related memories (the retrieval index, when the embedding model is there) -------
 
-    async def _related(
-        self, collection: Collection, memories: LoadedMemories, recent: str
-    ) -> list[Candidate]:
+    async def _sync_with_file(self, collection: Collection, memories: LoadedMemories) -> None:
+        """Make the index hold the file's memories as they are now (none, when the file
+        was emptied or deleted), so related memories and duplicates are only ever
+        memories that exist."""
+        retrieval = self._retrieval_service()
+        if retrieval is not None:
+            await retrieval.sync_file(collection, memories.file, memories.memories)
+
+    async def _related(self, collection: Collection, recent: str) -> list[Candidate]:
         """Saved bullets most related to the chunk, best first; [] without an index."""
         retrieval = self._retrieval_service()
         if retrieval is None or not recent:
             return []
-        items = items_from_memory_file(collection.name, memories.file, memories.memories)
-        await retrieval.sync(collection, items)
         results = await retrieval.search(collection, recent, RELATED_CANDIDATES, record=False)
         return [
             Candidate(r.text, r.provenance.block_index, r.block_date, r.provenance.bullet_index)
