@@ -209,7 +209,7 @@ class App:
     def history(self) -> MemoryHistoryService:
         return MemoryHistoryService(
             self.memory_access,
-            on_clear_undone=lambda name: self.extraction_admin.restore_cleared_state(name),
+            after_undo=lambda restoration: self.extraction_admin.after_undo(restoration),
         )
 
     @cached_property

@@ -241,6 +241,23 @@ def m008_prompts_and_registry_names(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_extracted_blocks(conn: sqlite3.Connection) -> None:
+    """Which messages each block extraction wrote came from, so an undo can give them back."""
+    execute_all(
+        conn,
+        """CREATE TABLE extracted_blocks (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            character    TEXT NOT NULL,
+            chat         TEXT NOT NULL,
+            file         TEXT NOT NULL,   -- workspace-relative memory file
+            block        TEXT NOT NULL,   -- the block as written
+            fingerprints TEXT NOT NULL,   -- JSON {index: fingerprint} of its messages
+            committed_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX extracted_blocks_by_file ON extracted_blocks (file, id)",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_core,
     m002_extraction_state,
@@ -250,4 +267,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     m006_retrieval_without_fts,
     m007_cleared_extraction_state,
     m008_prompts_and_registry_names,
+    m009_extracted_blocks,
 )

@@ -212,4 +212,6 @@ def undo(
         f"{undone.file}: restored v{undone.restored.number} ({undone.restored.cause}) "
         f"as v{undone.recorded.number}"
     )
+    for line in undone.progress:
+        typer.echo(f"  {line}")
     _warn(undone.warnings)
