@@ -23,6 +23,7 @@ from charmemory.formats.memory_file import (
     RawLine,
     append_block,
     append_blocks,
+    append_bullets,
     build_block,
     clean_memory_text,
     delete_block,
@@ -372,6 +373,24 @@ def test_append_blocks_in_a_crlf_file_writes_crlf() -> None:
     assert memory.render() == crlf(
         SAMPLE + '\n\n<memory chat="a" date="d">\n- x\n</memory>\n\n'
         '<memory chat="b" date="d">\n</memory>\n'
+    )
+
+
+def test_appended_bullets_follow_the_last_bullet_and_every_other_line_stays() -> None:
+    text = (
+        "<memory chat='c' date='d'>\r\nIntro.\r\n- first\r\n  wrapped\r\n"
+        "\r\nA note.\r\n</memory>\r\n"
+    )
+
+    grown = append_bullets(parse_memory_file(text), 0, ["second", "third </memory>"])
+
+    assert grown.render() == (
+        "<memory chat='c' date='d'>\r\nIntro.\r\n- first\r\n  wrapped\r\n"
+        f"- second\r\n- third {TAG_LOOKALIKE}/memory>\r\n\r\nA note.\r\n</memory>\r\n"
+    )
+    empty = parse_memory_file("<memory>\nOnly a note.\n</memory>\n")
+    assert append_bullets(empty, 0, ["new"]).render() == (
+        "<memory>\nOnly a note.\n- new\n</memory>\n"
     )
 
 

@@ -12,6 +12,7 @@ import pytest
 from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
+from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import Completion, NewMemories
 from charmemory.services.extraction import ExtractionService, UnusableAnswerError
 from tests.support.extraction_fixtures import (
@@ -444,3 +445,31 @@ async def test_memories_that_are_gone_never_count_as_duplicates_of_new_ones(
     assert again.saved == 2
     text = memories(ws)
     assert "forty crowns" in text and "first ship" in text
+
+
+async def test_merged_chunks_grow_the_chats_last_block_across_runs_up_to_the_cap(
+    tmp_path: Path, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10, merge_chunks=True, max_bullets=3)
+    facts = iter(["Fact one.", "Fact two.", "Fact three.", "Fact four."])
+    model = FakeChatModel(lambda request: Completion(memory_block(next(facts))))
+    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+    write_chat(ws, alternating(10))
+    await app.extraction.extract(CHARACTER)
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nNotes between blocks.\n")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("- Fact one.\n", "- Fact one.\nMy note.\n")
+    )
+
+    for count in (20, 30, 40):  # three more runs, one new chunk each
+        write_chat(ws, alternating(count))
+        await app.extraction.extract(CHARACTER)
+
+    blocks = parse_memory_file(memories(ws)).blocks
+    assert [[b.text for b in block.bullets] for block in blocks] == [
+        ["Fact one.", "Fact two.", "Fact three."],
+        ["Fact four."],
+    ]
+    assert [n.raw for n in blocks[0].notes] == ["My note.\n"]
+    assert memories(ws).count("Notes between blocks.") == 1

@@ -144,7 +144,7 @@ def is_speech(bullet: str) -> bool:
 
 
 def merge_blocks(answers: Iterable[ParsedAnswer]) -> list[str]:
-    """The bullets of several chunk answers as one block, in order ("merge chunks" on)."""
+    """The bullets of several answers (or of one answer's blocks) as one block, in order."""
     return [bullet for answer in answers for bullet in answer.bullets]
 
 

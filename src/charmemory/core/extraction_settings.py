@@ -38,7 +38,11 @@ SETTINGS: tuple[Setting, ...] = (
     _count("cooldown_minutes", 10, "Minimum wait between extractions (minutes)", 0, 30),
     _count("messages_per_call", 20, "Messages per LLM call", 10, 200),
     _count("max_response_tokens", 1000, "Max response length (tokens)", 100, 4000),
-    _switch("merge_chunks", False, "Merge the chunks of one extraction into one block"),
+    _switch(
+        "merge_chunks",
+        False,
+        "Add a chat's new memories to its last block (within max_bullets), as one block per chat",
+    ),
     _switch("per_chat", False, "Separate memories per chat"),
     Setting(
         f"{GROUP}.file_name_override",

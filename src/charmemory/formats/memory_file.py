@@ -402,6 +402,19 @@ def append_blocks(
     return with_text(file, text)
 
 
+def append_bullets(file: MemoryFile, block_index: int, texts: Iterable[str]) -> MemoryFile:
+    """Add bullets (untrusted text) to a block, right after its last bullet (at its end
+    when it has none); its tag lines and every other line stay as they are."""
+    position = _block_position(file, block_index)
+    block = file.segments[position]
+    assert isinstance(block, MemoryBlock)
+    entries = list(block.entries)
+    bullets = [i + 1 for i, entry in enumerate(entries) if isinstance(entry, Bullet)]
+    at = bullets[-1] if bullets else len(entries)
+    entries[at:at] = [Bullet(text) for text in texts]
+    return _with_segment(file, position, _rebuilt(block, entries))
+
+
 def replace_bullet(file: MemoryFile, address: BulletAddress, text: str) -> MemoryFile:
     position, block, entry = _locate(file, address)
     entries = list(block.entries)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from charmemory.core.block_merging import block_to_extend
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
@@ -41,8 +42,8 @@ from charmemory.errors import CharMemoryError
 from charmemory.formats.chat import message_fingerprint
 from charmemory.formats.memory_file import (
     append_block,
+    append_bullets,
     build_block,
-    delete_block,
     format_block_date,
 )
 from charmemory.ports import (
@@ -314,8 +315,7 @@ class ExtractionService:
         deduped = drop_duplicates([fresh], existing)
         deduped.dropped[:0] = near
         bullets = [text for block in deduped.blocks for text in block]
-        extend = settings.merge_chunks and any(c.saved for c in report.chunks)
-        self._append(character, ref, memories, part, bullets, extend_last_block=extend)
+        self._append(character, ref, memories, part, bullets, settings)
         self._log.record(
             "extract.saved",
             f"messages {first}-{last}: {len(bullets)} memories saved"
@@ -397,21 +397,25 @@ class ExtractionService:
         memories: LoadedMemories,
         part: Sequence[SourceMessage],
         bullets: list[str],
-        *,
-        extend_last_block: bool,
+        settings: ExtractionSettings,
     ) -> None:
-        """Append a block (or, merging chunks, grow this run's block) and advance."""
+        """Append a block (or, merging chunks, grow the chat's last block) and advance."""
         now = self._clock()
         block_text = ""
         new_file = None
         if bullets:
-            base, date = memories.memories, format_block_date(now)
-            if extend_last_block:
-                last = base.blocks[-1]
-                bullets = [b.text for b in last.bullets] + bullets
-                base, date = delete_block(base, base.block_count - 1), last.date or date
-            new_file = append_block(base, build_block(ref.id, date, bullets))
-            block_text = new_file.blocks[-1].render()
+            base = memories.memories
+            target = (
+                block_to_extend(base, ref.id, bullets, max_bullets=settings.max_bullets)
+                if settings.merge_chunks
+                else None
+            )
+            if target is None:
+                new_file = append_block(base, build_block(ref.id, format_block_date(now), bullets))
+                target = new_file.block_count - 1
+            else:
+                new_file = append_bullets(base, target, bullets)
+            block_text = new_file.blocks[target].render()
         pending = self._state.begin_append(
             character.name,
             ref.id,
