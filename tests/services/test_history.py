@@ -225,3 +225,20 @@ async def test_undoing_an_extraction_made_before_blocks_were_recorded_says_how_t
         f"messages 0-9 of {CHAT_ID} (v2) still count as extracted; to extract them again: "
         f'charmemory extract "{CHARACTER}" --chat "{CHAT_ID}" --range 0-9 --force',
     )
+
+
+async def test_an_undo_stands_when_extraction_progress_cannot_follow_it(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    chat = write_chat(ws, alternating(10))
+    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    chat.write_text(chat.read_text(encoding="utf-8") + "\n{broken", encoding="utf-8")
+
+    undone = await memory_history(ws).undo(CHARACTER)
+
+    assert "forty crowns" not in path_of(ws).read_text(encoding="utf-8")
+    assert undone.warnings[0].startswith(
+        "the memories were restored, but extraction progress was not:"
+    )

@@ -92,18 +92,22 @@ class MemoryHistoryService:
         if recorded is None:
             raise CharMemoryError(f"the file already holds what version {target.number} held")
         restored = files.load(loaded.file)
-        progress = self._after_undo(
-            Restoration(
-                located.character.name,
-                loaded.file,
-                loaded.memories.render() if loaded.exists else "",
-                restored.memories.render() if restored.exists else "",
-                tuple(v for v in versions if v.number > target.number),
-                undoes_clear,
-            )
+        restoration = Restoration(
+            located.character.name,
+            loaded.file,
+            loaded.memories.render() if loaded.exists else "",
+            restored.memories.render() if restored.exists else "",
+            tuple(v for v in versions if v.number > target.number),
+            undoes_clear,
         )
-        warnings = await self._access.announce(located.location, restored.memories)
-        return Undone(loaded.file, target, recorded, tuple(warnings), tuple(progress))
+        warnings: list[str] = []
+        try:
+            progress = tuple(self._after_undo(restoration))
+        except CharMemoryError as error:  # the undo stands; say what did not follow it
+            progress = ()
+            warnings.append(f"the memories were restored, but extraction progress was not: {error}")
+        warnings += await self._access.announce(located.location, restored.memories)
+        return Undone(loaded.file, target, recorded, tuple(warnings), progress)
 
     def _shown(self, file: str, number: int) -> tuple[str, str]:
         """A version's text and its label in a diff."""
