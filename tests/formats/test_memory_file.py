@@ -822,3 +822,18 @@ def test_a_byte_order_mark_is_read_apart_and_written_back() -> None:
 )
 def test_every_edit_keeps_the_byte_order_mark(edit) -> None:
     assert edit(parse_memory_file(BOM_FILE)).render().startswith("\ufeff")
+
+
+@pytest.mark.parametrize(
+    ("note", "kept_blank"), [("  Indented note.\n", True), ("Note at the margin.\n", False)]
+)
+def test_deleting_a_bullet_never_lets_a_note_wrap_onto_the_bullet_above(
+    note: str, kept_blank: bool
+) -> None:
+    text = f'<memory chat="c">\n- first\n- second\n\n{note}</memory>\n'
+
+    after = delete_bullet(parse_memory_file(text), BulletAddress(0, 1))
+
+    blank = "\n" if kept_blank else ""
+    assert after.render() == f'<memory chat="c">\n- first\n{blank}{note}</memory>\n'
+    assert [b.text for b in after.blocks[0].bullets] == ["first"]

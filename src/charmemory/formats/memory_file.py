@@ -366,17 +366,13 @@ def _render_segment(segment: Segment) -> str:
 
 def build_block(
     chat: str,
-    date: str | None,
+    date: str,
     bullets: Iterable[str],
     *,
     extra: Iterable[tuple[str, str]] = (),
 ) -> MemoryBlock:
-    """A new block from untrusted text; bullets are cleaned, attributes escaped on render.
-
-    A block with no known date (``None``) has no date attribute.
-    """
-    dated = (("date", date),) if date is not None else ()
-    attributes = (("chat", chat), *dated, *extra)
+    """A new block from untrusted text; bullets are cleaned, attributes escaped on render."""
+    attributes = (("chat", chat), ("date", date), *extra)
     names = [name for name, _ in attributes]
     duplicate = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if duplicate is not None:
@@ -434,8 +430,8 @@ def delete_bullet(file: MemoryFile, address: BulletAddress) -> MemoryFile:
     if end == len(entries):
         while start > 0 and _is_blank_raw(entries[start - 1]):
             start -= 1
-    follows_bullet = start > 0 and isinstance(entries[start - 1], Bullet)
-    if end > entry + 1 and follows_bullet and end < len(entries):
+    after_bullet = start > 0 and isinstance(entries[start - 1], Bullet)
+    if after_bullet and end > entry + 1 and _wraps_when_next(entries[end:]):
         end -= 1  # a blank line keeps the next note from wrapping onto the bullet above
     del entries[start:end]
     return _with_segment(file, position, _rebuilt(block, entries))
@@ -458,6 +454,10 @@ def _separator(text: str, newline: str) -> str:
     closed = text if text.endswith("\n") else text + newline
     last_line = closed[closed.rfind("\n", 0, len(closed) - 1) + 1 :]
     return closed[len(text) :] + ("" if not last_line.strip() else newline)
+
+
+def _wraps_when_next(entries: list[Bullet | RawLine]) -> bool:
+    return bool(entries) and isinstance(entries[0], RawLine) and _wraps(entries[0].raw)
 
 
 def _is_blank_raw(entry: Bullet | RawLine) -> bool:
