@@ -1,16 +1,18 @@
 """Reading a consolidation answer, and refusing any answer that could lose memories.
 
 A consolidation replaces memories, so its answer is read strictly: blocks of ``- ``
-bullets, each naming the blocks it came from (``sources="1,3"``). A plain answer
-whose blocks name no sources (what SillyTavern's extension asks for, and what many
-models write) replaces exactly the blocks that were sent, as a whole
+bullets, each naming the blocks it came from (``sources="1,3"``).
+
+A plain answer whose blocks name no sources (what SillyTavern's extension asks for,
+and what many models write) replaces exactly the blocks that were sent, as a whole
 (``ProposedBlock.named_sources`` is False): each of its blocks counts as coming from
 the sent blocks it shares a memory with (from all of them when it shares none), so a
-block copied unchanged keeps its chat and date. An answer cut
-off at the length limit, a block never closed, a line that is not a bullet, blocks
-of which only some name their sources, a source that was never sent, a memory far
-longer than any sent, or no memories at all: each rejects the whole consolidation
-with the reason, and nothing is written.
+block copied unchanged keeps its chat and date.
+
+An answer cut off at the length limit, a block never closed, a line that is not a
+bullet, blocks of which only some name their sources, a source that was never sent,
+a memory far longer than any sent, or no memories at all: each rejects the whole
+consolidation with the reason, and nothing is written.
 """
 
 from __future__ import annotations
