@@ -226,13 +226,13 @@ class App:
 
     @cached_property
     def memories(self) -> MemoryManager:
-        return MemoryManager(self.memory_access, clock=self._clock)
+        return MemoryManager(self.memory_access, self.settings, clock=self._clock)
 
     @cached_property
     def history(self) -> MemoryHistoryService:
         return MemoryHistoryService(
             self.memory_access,
-            on_clear_undone=lambda name: self.extraction_admin.restore_cleared_state(name),
+            after_undo=lambda restoration: self.extraction_admin.after_undo(restoration),
         )
 
     @cached_property

@@ -192,3 +192,18 @@ def test_undo_of_clear_brings_back_memories_and_extraction_progress(
     assert "1 memories in 1 blocks" in out and "last extracted: 19 of 20" in out
     assert run(["extract", CHARACTER]) == 0
     assert len(llm_server.requests) == 2  # nothing is sent to the model again
+
+
+def test_undo_of_an_extraction_says_which_messages_count_as_unextracted_again(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply_text(memory_block("Mira keeps a brass compass."))
+    llm_server.reply_text(memory_block("Alex sings sea shanties."))
+    assert run(["extract", CHARACTER]) == 0
+    capsys.readouterr()
+
+    assert run(["undo", CHARACTER]) == 0
+
+    assert "messages 10-19 of " in capsys.readouterr().out
+    assert run(["status", CHARACTER]) == 0
+    assert "last extracted: 9 of 20" in capsys.readouterr().out

@@ -1,3 +1,4 @@
+import json
 import re
 from pathlib import Path
 
@@ -62,7 +63,10 @@ def test_consolidate_previews_then_applies(
     out = capsys.readouterr().out
     assert "preview 1: user/files/Mira-memories.md, balanced, 1 call" in out
     assert "5 memories in 3 blocks -> 4 memories in 3 blocks" in out
-    assert "  - Mira owns a brass compass." in out
+    lines = out.splitlines()
+    assert "- Mira owns a brass compass." in lines
+    assert "  Mira owns a brass compass." in lines
+    assert "  Alex is from Cinderfall." in lines  # kept: marked apart even when piped
     assert f"apply it with: charmemory consolidate {CHARACTER} --apply 1" in out
     assert memory_file.read_text(encoding="utf-8") == MEMORIES
 
@@ -92,3 +96,19 @@ def test_mistakes_are_one_line_errors_with_exit_code_2(
     assert run(args) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_show_lists_the_notes_typed_in_a_block(
+    memory_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = memory_file.read_text(encoding="utf-8")
+    memory_file.write_text(
+        text.replace("- Mira captains the Kestrel.\n", "- Mira captains the Kestrel.\nAsk Alex.\n"),
+        encoding="utf-8",
+    )
+
+    assert run(["memories", "show", CHARACTER]) == 0
+    assert "  (note)        Ask Alex.\n" in capsys.readouterr().out
+    assert run(["memories", "show", CHARACTER, "--json"]) == 0
+    blocks = json.loads(capsys.readouterr().out)["blocks"]
+    assert [block["notes"] for block in blocks] == [[], ["Ask Alex."], []]

@@ -124,3 +124,32 @@ def test_a_broken_card_is_named_as_broken_not_unknown(
     assert run(["chats", "Broken", "-w", str(ws)]) == 2
     err = capsys.readouterr().err
     assert "Broken.json" in err and "unknown character" not in err
+
+
+def card_file(folder: Path, name: str, stem: str) -> Path:
+    path = folder / f"{stem}.json"
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": name}}
+    path.write_text(json.dumps(card), encoding="utf-8")
+    return path
+
+
+def test_characters_whose_names_sanitise_alike_never_share_memories(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["import", str(card_file(tmp_path, "Ann B", "Ann B")), "-w", str(ws)]) == 0
+    assert run(["pin", "Ann B", "Ann B keeps bees.", "-w", str(ws)]) == 0
+    assert (ws / "user" / "files" / "Ann_B-memories.md").is_file()
+    capsys.readouterr()
+
+    assert run(["import", str(card_file(tmp_path, "Ann_B", "Ann_B")), "-w", str(ws)]) == 0
+    note = capsys.readouterr().out
+    assert "'Ann B' and 'Ann_B' sanitise to one file name" in note
+    assert "Ann_B-memories.md holds 'Ann B''s memories from before: rename it to" in note
+    assert run(["pin", "Ann_B", "Ann_B sails boats.", "-w", str(ws)]) == 0
+    capsys.readouterr()
+
+    assert run(["memories", "show", "Ann_B", "-w", str(ws)]) == 0
+    shown = capsys.readouterr().out
+    assert "Ann_B sails boats." in shown and "bees" not in shown
+    assert run(["memories", "show", "Ann B", "-w", str(ws)]) == 0
+    assert "sails boats" not in capsys.readouterr().out

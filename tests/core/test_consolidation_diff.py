@@ -41,3 +41,17 @@ def test_a_conservative_pass_that_drops_most_memories_is_flagged() -> None:
     assert review_warnings("aggressive", diff) == []
     mild = consolidation_diff(SELECTED, [ProposedBlock((0, 1), SELECTED[0].bullets[:2])])
     assert review_warnings("conservative", mild) == []
+
+
+def test_the_diff_shows_notes_kept_and_blocks_an_answer_without_sources_replaced() -> None:
+    noted = [SELECTED[0], SourceBlock(1, "b", "d", ("Mira fears deep water.",), ("Ask Alex.",))]
+    proposed = [ProposedBlock((0, 1), ("Mira owns a compass.",), named_sources=False)]
+
+    diff = consolidation_diff(noted, proposed)
+
+    assert diff.notes == ("Ask Alex.",)
+    assert diff.replaced == (0, 1)
+    assert diff_from_dict(diff_to_dict(diff)) == diff
+    # A preview stored before notes were shown still reads.
+    older = {k: v for k, v in diff_to_dict(diff).items() if k not in ("notes", "replaced")}
+    assert diff_from_dict(older).notes == ()

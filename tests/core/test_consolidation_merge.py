@@ -91,6 +91,44 @@ def test_a_block_that_comes_back_unchanged_keeps_its_exact_bytes() -> None:
     )
 
 
+NOTED = (
+    '<memory chat="one" date="2026-02-15 10:42">\n'
+    "Note to self: the compass was a gift.\n- Mira owns a compass.\n</memory>\n\n"
+    '<memory chat="one" date="2026-03-01 09:00">\n'
+    "- Mira owns a brass compass.\n\n  Ask about the brass.\n</memory>\n\n"
+    '<memory chat="two" date="2026-03-02 09:00">\nTyped by hand.\n- Alex sings.\n</memory>\n'
+)
+
+
+def test_notes_typed_in_merged_blocks_move_into_the_result_as_typed() -> None:
+    merged = ProposedBlock((0, 1), ("Mira owns a brass compass.",))
+
+    result = consolidated_file(parse_memory_file(NOTED), {0, 1}, [merged]).render()
+
+    assert result.startswith(
+        '<memory chat="one" date="2026-02-15 10:42 – 2026-03-01 09:00">\n'
+        "Note to self: the compass was a gift.\n  Ask about the brass.\n"
+        "- Mira owns a brass compass.\n</memory>\n"
+    )
+
+
+def test_a_block_whose_memories_all_go_keeps_its_notes() -> None:
+    file = parse_memory_file(NOTED)
+
+    result = consolidated_file(file, {1, 2}, [ProposedBlock((1,), ("Mira owns a compass.",))])
+
+    assert [[n.raw for n in b.notes] for b in result.blocks] == [
+        ["Note to self: the compass was a gift.\n"],
+        ["  Ask about the brass.\n"],
+        ["Typed by hand.\n"],
+    ]
+    assert [[b.text for b in blk.bullets] for blk in result.blocks] == [
+        ["Mira owns a compass."],
+        ["Mira owns a compass."],
+        [],
+    ]
+
+
 def test_windows_line_endings_stay_windows_line_endings() -> None:
     file = parse_memory_file(TEXT.replace("\n", "\r\n"))
     merged = ProposedBlock((0, 1), ("Mira owns a compass.", "Alex sings."))
@@ -109,7 +147,10 @@ def test_notes_and_unselected_blocks_survive_any_consolidation(
     blocks: list[list[str]], data: st.DataObject
 ) -> None:
     text = "Notes.\n\n" + "\n".join(
-        build_block(f"chat {i}", f"2026-02-{10 + i} 10:00", bullets).render() + f"note {i}\n"
+        build_block(f"chat {i}", f"2026-02-{10 + i} 10:00", bullets)
+        .render()
+        .replace("</memory>", f"inner note {i}\n</memory>")
+        + f"note {i}\n"
         for i, bullets in enumerate(blocks)
     )
     file = parse_memory_file(text)
@@ -131,7 +172,10 @@ def test_notes_and_unselected_blocks_survive_any_consolidation(
 
     others = [b.render() for i, b in enumerate(file.blocks) if i not in selected]
     assert [b.render() for b in result.blocks if b.render() in others] == others
-    assert all(f"note {i}\n" in result.render() for i in range(len(blocks)))
+    assert all(f"\nnote {i}\n" in result.render() for i in range(len(blocks)))
+    assert sorted(n.raw for b in result.blocks for n in b.notes) == sorted(
+        f"inner note {i}\n" for i in range(len(blocks))
+    )
     expected = [t for i, b in enumerate(blocks) if i not in selected for t in b]
     expected += [t for p in proposed for t in p.bullets]
     assert sorted(b.text for blk in result.blocks for b in blk.bullets) == sorted(expected)

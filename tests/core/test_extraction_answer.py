@@ -10,6 +10,7 @@ from charmemory.core.extraction_answer import (
     OVER_CAP,
     REFUSAL,
     SPEECH,
+    TOO_LONG,
     TRUNCATED,
     ParsedAnswer,
     merge_blocks,
@@ -235,6 +236,29 @@ def test_the_bullet_cap_keeps_the_first_ones() -> None:
     assert parsed.bullets == [f"Fact number {n}." for n in range(1, 9)]
     assert parsed.warnings == ["over cap: the model wrote 12 bullets; kept the first 8"]
     assert parsed.has_warning(OVER_CAP)
+
+
+def test_a_bullet_over_the_length_limit_is_cut_at_a_word_and_marked() -> None:
+    page = "Alex talked about the weather " * 200_000  # six megabytes on one line
+    parsed = parse_answer(
+        f"<memory>\n- Mira owns a compass.\n- {page}\n</memory>",
+        max_bullets=8,
+        max_bullet_chars=120,
+    )
+
+    kept, cut = parsed.bullets
+    assert kept == "Mira owns a compass."
+    assert len(cut) <= 120 and cut.endswith(" […]")
+    assert cut.startswith("Alex talked about the weather Alex") and "  " not in cut
+    assert parsed.has_warning(TOO_LONG)
+    assert "up to 5999999 characters" in parsed.warnings[0]
+    assert "extraction.max_bullet_chars" in parsed.warnings[0]
+
+
+def test_control_and_bidi_characters_never_reach_a_bullet() -> None:
+    parsed = parse("<memory>\n- Mira\x00 paid \u202eforty\x1b[31m crowns.\n</memory>")
+
+    assert parsed.bullets == ["Mira paid forty[31m crowns."]
 
 
 def test_the_cap_counts_across_blocks() -> None:

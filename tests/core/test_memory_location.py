@@ -38,3 +38,12 @@ def test_chunk_granularity_searches_chunks_but_extraction_keeps_bullets() -> Non
     place = memory_location("Mira", "c1", per_chat=True, granularity="chunk")
     assert place.collection == Collection("char:Mira/chat:c1/chunks", "Mira", chunks=True)
     assert place.bullets == Collection("char:Mira/chat:c1", "Mira")
+
+
+def test_characters_whose_names_sanitise_alike_get_files_of_their_own() -> None:
+    names = ["Ann B", "Ann_B"]
+    one, two = (memory_location(name, names=names) for name in names)
+
+    assert one.file != two.file
+    assert one.collection != two.collection
+    assert memory_location("Ann B", names=["Ann B"]).file == "user/files/Ann_B-memories.md"

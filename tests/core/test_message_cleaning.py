@@ -96,6 +96,16 @@ def test_runs_of_blank_lines_collapse() -> None:
     assert clean_message_text("A\r\n\r\n\r\n\r\nB") == "A\n\nB"
 
 
+def test_nul_and_other_unprintable_characters_are_removed_like_markup() -> None:
+    text = "Mira\x00 paid \u202eforty\u202c crowns.\x1b[2J\nSee\x0cyou."
+
+    assert clean_message_text(text) == "Mira paid forty crowns.[2J\nSee you."
+
+
+def test_a_message_of_only_unprintable_characters_is_empty() -> None:
+    assert clean_message_text("\x00\x00\u2066\u2069") == ""
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -1,6 +1,8 @@
+import re
+
 import pytest
 
-from charmemory.core.naming import checked_file_name, memory_file_name, sanitize
+from charmemory.core.naming import checked_file_name, memory_file_name, sanitize, sharing_a_stem
 from charmemory.errors import UnsafePathError
 
 
@@ -23,3 +25,27 @@ def test_no_name_or_override_escapes(name: str) -> None:
 def test_override_gets_markdown_suffix() -> None:
     assert memory_file_name("x", override="my notes") == "my notes.md"
     assert checked_file_name("book.json") == "book.json"
+
+
+@pytest.mark.parametrize(
+    "names", [["Ann B", "Ann_B"], ["a/b", "a\\b"], ["Ann", "ann"], ["Ann B", "Ann_B", "Ann?B"]]
+)
+def test_names_that_sanitise_alike_never_share_a_file(names: list[str]) -> None:
+    files = [memory_file_name(name, names=names) for name in names]
+
+    assert len({file.casefold() for file in files}) == len(names)
+    assert all(re.fullmatch(r"[\w-]+-[0-9a-f]{6}-memories\.md", file) for file in files)
+    # The same names give the same files, whatever order they are listed in.
+    assert files == [memory_file_name(name, names=reversed(names)) for name in names]
+
+
+def test_a_name_no_other_shares_keeps_the_plain_file_name() -> None:
+    assert memory_file_name("Ann B", names=["Ann B", "Bob", "AnnB"]) == "Ann_B-memories.md"
+    assert sharing_a_stem("Ann B", ["Ann B", "Ann_B", "ann b", "Bob"]) == ["Ann_B", "ann b"]
+
+
+def test_per_chat_files_of_names_that_sanitise_alike_stay_apart() -> None:
+    names = ["Ann B", "Ann_B"]
+    one, two = (memory_file_name(name, chat_id="c1", names=names) for name in names)
+
+    assert one != two and one.endswith("-chatc1-memories.md")

@@ -13,6 +13,7 @@ from charmemory.core.watermark import (
     messages_to_extract,
     pending_character_messages,
     reconcile_watermark,
+    watermark_after_undo,
 )
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.formats.chat import Message, message_fingerprint
@@ -237,3 +238,61 @@ def test_after_any_deletions_exactly_the_surviving_unprocessed_messages_are_extr
         # With the last extracted message gone, a message that moved into its place
         # cannot be told from a swipe of it: "changed" (replaced) is reported instead.
         assert {change.kind for change in reported} <= {"deleted", "changed"}
+
+
+def spans(messages: list[SourceMessage], *ranges: tuple[int, int]) -> list[dict[int, str]]:
+    return [{m.index: m.fingerprint for m in messages[a : b + 1]} for a, b in ranges]
+
+
+def test_undoing_the_last_extracted_block_makes_its_messages_unprocessed() -> None:
+    chat = chat_of([f"line {n}" for n in range(20)])
+    done = recorded(recorded(Watermark(), chat[:10]), chat[10:])
+
+    moved = watermark_after_undo(chat, done, removed=spans(chat, (10, 19)))
+
+    assert moved == recorded(Watermark(), chat[:10])
+    assert messages_to_extract(chat, moved) == chat[10:]
+
+
+def test_undoing_a_block_finds_its_messages_where_they_are_now() -> None:
+    chat = chat_of([f"line {n}" for n in range(20)])
+    block = spans(chat, (10, 19))
+    del chat[3]  # an extracted message deleted since: the rest moved down
+    chat = chat_of([m.text for m in chat])
+    done = reconcile_watermark(
+        chat, recorded(Watermark(), chat_of([f"line {n}" for n in range(20)]))
+    )
+
+    moved = watermark_after_undo(chat, done, removed=block)
+
+    assert moved.last_index == 8
+    assert [m.text for m in messages_to_extract(chat, moved)][:1] == ["line 10"]
+
+
+def test_undoing_a_block_whose_messages_are_gone_or_unprocessed_moves_nothing() -> None:
+    chat = chat_of([f"line {n}" for n in range(20)])
+    done = recorded(Watermark(), chat[:10])
+
+    assert watermark_after_undo(chat, done, removed=spans(chat, (10, 19))) == done
+
+
+def test_a_block_brought_back_right_after_the_watermark_counts_as_processed_again() -> None:
+    chat = chat_of([f"line {n}" for n in range(20)])
+    done = recorded(Watermark(), chat[:10])
+
+    back = watermark_after_undo(chat, done, removed=[], restored=spans(chat, (10, 19)))
+
+    assert back == recorded(done, chat[10:])
+
+
+@pytest.mark.parametrize("edited", [True, False])
+def test_a_block_brought_back_is_not_processed_again_past_a_gap_or_an_edit(
+    edited: bool,
+) -> None:
+    chat = chat_of([f"line {n}" for n in range(20)])
+    block = spans(chat, (12, 19) if not edited else (10, 19))
+    if edited:
+        chat[15] = message(15, "line 15, edited")
+    done = recorded(Watermark(), chat[:10])
+
+    assert watermark_after_undo(chat, done, removed=[], restored=block) == done

@@ -23,6 +23,7 @@ from charmemory.formats.memory_file import (
     RawLine,
     append_block,
     append_blocks,
+    append_bullets,
     build_block,
     clean_memory_text,
     delete_block,
@@ -36,6 +37,7 @@ from charmemory.formats.memory_file import (
     stray_tag_lines,
 )
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
+from charmemory.formats.unprintable import without_unprintable
 
 SAMPLE = """\
 # Seraphina — memories
@@ -133,13 +135,14 @@ def test_crlf_file_reads_like_its_lf_twin_and_keeps_crlf() -> None:
     assert memory.blocks[0].newline == "\r\n"
 
 
-def test_wrapped_bullet_keeps_its_lines_and_trailing_blank_lines_stay_apart() -> None:
+def test_indented_lines_wrap_onto_a_bullet_and_every_other_line_stays_as_typed() -> None:
     text = (
         '<memory chat="c" date="d">\n'
         "intro line\n"
         "- first part\n"
-        "continued without indent\n"
         "    and indented\n"
+        "continued without indent\n"
+        "* a starred line\n"
         "\n"
         "  after a blank line\n"
         "\n"
@@ -151,12 +154,50 @@ def test_wrapped_bullet_keeps_its_lines_and_trailing_blank_lines_stay_apart() ->
 
     assert block.entries == (
         RawLine("intro line\n"),
-        Bullet("first part continued without indent and indented after a blank line"),
+        Bullet("first part and indented"),
+        RawLine("continued without indent\n"),
+        Bullet("a starred line"),
+        RawLine("\n"),
+        RawLine("  after a blank line\n"),
         RawLine("\n"),
         RawLine("\n"),
         Bullet("second, indented marker"),
     )
+    assert [line.raw for line in block.notes] == [
+        "intro line\n",
+        "continued without indent\n",
+        "  after a blank line\n",
+    ]
     assert parse_memory_file(text).render() == text
+
+
+def test_a_bullet_line_with_nothing_printable_is_a_line_of_text() -> None:
+    text = '<memory chat="c">\n- \x00\u202e\n- kept\n</memory>\n'
+    block = parse_memory_file(text).blocks[0]
+
+    assert [b.text for b in block.bullets] == ["kept"]
+    assert parse_memory_file(text).render() == text
+
+
+def test_deleting_a_bullet_keeps_the_notes_around_it_where_they_were() -> None:
+    text = (
+        '<memory chat="c" date="d">\n'
+        "- first\n"
+        "- second\n"
+        "\n"
+        "  Note to self: ask about the amulet.\n"
+        "</memory>\n"
+    )
+    memory = parse_memory_file(text)
+
+    after = delete_bullet(memory, BulletAddress(0, 1))
+
+    assert after.render() == text.replace("- second\n", "")
+    assert [b.text for b in after.blocks[0].bullets] == ["first"]
+    assert [n.raw for n in after.blocks[0].notes] == ["  Note to self: ask about the amulet.\n"]
+    emptied = delete_bullet(after, BulletAddress(0, 0))
+    assert emptied.blocks[0].bullets == ()
+    assert [n.raw for n in emptied.blocks[0].notes] == ["  Note to self: ask about the amulet.\n"]
 
 
 def test_tag_text_inside_a_line_is_not_structure() -> None:
@@ -258,6 +299,15 @@ def test_bullet_with_tags_written_via_builder_reads_back_as_one_readable_bullet(
     assert len(REFERENCE_BLOCK.findall(memory.render())) == 5
 
 
+def test_control_and_bidi_characters_never_reach_a_saved_attribute() -> None:
+    hostile = "chat\x00 \u202eevil\u2066"
+    memory = append_block(MemoryFile(), build_block(hostile, "d", ["x"]))
+
+    assert "\x00" not in memory.render() and "\u202e" not in memory.render()
+    assert '<memory chat="chat&#0; &#8238;evil&#8294;"' in memory.render()
+    assert parse_memory_file(memory.render()).blocks[0].chat == hostile
+
+
 @pytest.mark.parametrize(
     "fragment", ["</MEMORY>", "< / memory >", "<Memory chat='x'>", "<\tmemory", "</memory\n>"]
 )
@@ -272,7 +322,13 @@ def test_bullet_text_is_one_line_with_whitespace_collapsed() -> None:
     assert Bullet("  two\nlines\r\n\tand  spaces ").text == "two lines and spaces"
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\t\u3000"])
+def test_control_and_bidi_characters_are_removed_from_a_memory() -> None:
+    text = "Mira\x00 paid\x07 \u202aforty\u202c \u202ecrowns\u2069.\x85\x0bthen left"
+
+    assert Bullet(text).text == "Mira paid forty crowns. then left"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t\u3000", "\x00\u202e"])
 def test_empty_memory_text_is_refused(text: str) -> None:
     with pytest.raises(FormatError, match="empty"):
         build_block("c", "d", [text])
@@ -317,6 +373,24 @@ def test_append_blocks_in_a_crlf_file_writes_crlf() -> None:
     assert memory.render() == crlf(
         SAMPLE + '\n\n<memory chat="a" date="d">\n- x\n</memory>\n\n'
         '<memory chat="b" date="d">\n</memory>\n'
+    )
+
+
+def test_appended_bullets_follow_the_last_bullet_and_every_other_line_stays() -> None:
+    text = (
+        "<memory chat='c' date='d'>\r\nIntro.\r\n- first\r\n  wrapped\r\n"
+        "\r\nA note.\r\n</memory>\r\n"
+    )
+
+    grown = append_bullets(parse_memory_file(text), 0, ["second", "third </memory>"])
+
+    assert grown.render() == (
+        "<memory chat='c' date='d'>\r\nIntro.\r\n- first\r\n  wrapped\r\n"
+        f"- second\r\n- third {TAG_LOOKALIKE}/memory>\r\n\r\nA note.\r\n</memory>\r\n"
+    )
+    empty = parse_memory_file("<memory>\nOnly a note.\n</memory>\n")
+    assert append_bullets(empty, 0, ["new"]).render() == (
+        "<memory>\nOnly a note.\n- new\n</memory>\n"
     )
 
 
@@ -403,8 +477,8 @@ def test_segments_that_would_not_read_back_are_refused() -> None:
         MemoryFile((FreeText("no newline"), block))
     with pytest.raises(ValueError, match="hold a memory block"):
         MemoryFile((FreeText(block.render()),))
-    with pytest.raises(ValueError, match="follow a bullet"):
-        MemoryBlock((), (Bullet("x"), RawLine("note\n")))
+    with pytest.raises(ValueError, match="wrap onto it"):
+        MemoryBlock((), (Bullet("x"), RawLine("  indented note\n")))
     with pytest.raises(ValueError, match="not a raw line"):
         RawLine("- looks like a bullet\n")
 
@@ -554,7 +628,7 @@ def test_legacy_sections_become_imported_blocks(newline: str) -> None:
 - She offered shelter for the night.
 </memory>
 
-<memory chat="imported" date="unknown">
+<memory chat="imported">
 - The user mentioned a sister in the capital.
 - They share a love of 花 (flowers).
 </memory>
@@ -569,7 +643,7 @@ def test_plain_text_lines_become_one_imported_block() -> None:
 
     assert migrated.block_count == 1
     block = migrated.blocks[0]
-    assert (block.chat, block.date) == ("imported", "unknown")
+    assert (block.chat, block.attribute("date")) == ("imported", None)
     assert [b.text for b in block.bullets] == [
         "first thing",
         "second thing",
@@ -584,6 +658,25 @@ def test_plain_text_with_tag_lookalikes_is_made_safe() -> None:
 
     assert migrated.block_count == 1
     assert migrated.bullet_count == 2
+
+
+def test_headings_of_a_legacy_file_stay_lines_of_their_block_not_memories() -> None:
+    text = "# Mira\n- first\n## Later\n* second\n"
+
+    block = migrate_legacy(text).blocks[0]
+
+    assert [b.text for b in block.bullets] == ["first", "second"]
+    assert [line.raw for line in block.notes] == ["# Mira\n", "## Later\n"]
+    assert (
+        block.render()
+        == '<memory chat="imported">\n# Mira\n- first\n## Later\n- second\n</memory>\n'
+    )
+
+
+def test_a_legacy_file_with_a_byte_order_mark_keeps_it() -> None:
+    migrated = migrate_legacy("\ufeff## Memory 1\n- first\n")
+
+    assert migrated.render().startswith('\ufeff<memory chat="imported">\n- first\n')
 
 
 @pytest.mark.parametrize("text", [SAMPLE, '<memory chat="unclosed">\n- a\n', "  \n", "-\n*\n"])
@@ -621,8 +714,10 @@ def test_any_text_renders_back_exactly(text: str) -> None:
     assert parse_memory_file(text).render() == text
 
 
+# Text that holds something printable: what a memory may be made of.
+_MEMORY_TEXT = st.text(min_size=1, max_size=40).filter(lambda t: without_unprintable(t).strip())
 _WORD_ALPHABET = st.characters(
-    blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters="-<"
+    blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters="-*<"
 )
 _WORDS = st.lists(st.text(_WORD_ALPHABET, min_size=1, max_size=8), min_size=1, max_size=6)
 _ATTRIBUTE_NAMES = st.from_regex(r"[a-z][a-z0-9_-]{0,6}", fullmatch=True)
@@ -630,7 +725,7 @@ _ATTRIBUTE_NAMES = st.from_regex(r"[a-z][a-z0-9_-]{0,6}", fullmatch=True)
 
 @st.composite
 def _documents(draw: st.DrawFn) -> tuple[str, list[tuple[tuple[tuple[str, str], ...], list[str]]]]:
-    """A file with free text, blocks, wrapped bullets and raw lines, and what it holds."""
+    """A file with free text, blocks, wrapped bullets and notes, and what it holds."""
     lines: list[str] = []
     expected = []
     for _ in range(draw(st.integers(0, 4))):
@@ -645,8 +740,9 @@ def _documents(draw: st.DrawFn) -> tuple[str, list[tuple[tuple[tuple[str, str], 
             cut = draw(st.integers(1, len(words)))
             lines.append("- " + " ".join(words[:cut]))
             if cut < len(words):
-                lines.append(draw(st.sampled_from(["", "  ", "\t"])) + " ".join(words[cut:]))
+                lines.append(draw(st.sampled_from(["  ", "\t"])) + " ".join(words[cut:]))
             lines.extend([""] * draw(st.integers(0, 1)))
+            lines.extend(" ".join(words) for words in draw(st.lists(_WORDS, max_size=1)))
             bullets.append(" ".join(words))
         lines.append("</memory>")
         expected.append((attributes, bullets))
@@ -676,7 +772,7 @@ def test_editing_one_bullet_leaves_every_other_segment_identical(
     if not refs:
         return
     ref = data.draw(st.sampled_from(refs))
-    edited = replace_bullet(memory, ref.address, data.draw(st.text(min_size=1).filter(str.strip)))
+    edited = replace_bullet(memory, ref.address, data.draw(_MEMORY_TEXT))
 
     position = [i for i, s in enumerate(memory.segments) if isinstance(s, MemoryBlock)][
         ref.address.block
@@ -689,7 +785,7 @@ def test_editing_one_bullet_leaves_every_other_segment_identical(
 
 
 @settings(max_examples=150, deadline=None)
-@given(_ANY_TEXT, st.lists(st.text(max_size=40).filter(str.strip), max_size=4), st.text())
+@given(_ANY_TEXT, st.lists(_MEMORY_TEXT, max_size=4), st.text())
 def test_appended_blocks_from_untrusted_text_always_read_back_intact(
     existing: str, bullets: list[str], chat: str
 ) -> None:
@@ -700,3 +796,44 @@ def test_appended_blocks_from_untrusted_text_always_read_back_intact(
     assert after.block_count == before.block_count + 1
     assert after.blocks[-1].chat == chat
     assert [b.text for b in after.blocks[-1].bullets] == [clean_memory_text(b) for b in bullets]
+
+
+# ---- byte order mark ------------------------------------------------------------------
+
+BOM_FILE = '\ufeff<memory chat="c" date="d">\n- first\n- second\n</memory>\n'
+
+
+def test_a_byte_order_mark_is_read_apart_and_written_back() -> None:
+    memory = parse_memory_file(BOM_FILE)
+
+    assert memory.bom and memory.block_count == 1
+    assert memory.blocks[0].bullets[0].text == "first"
+    assert memory.render() == BOM_FILE
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: append_block(m, build_block("c", "d", ["third"])),
+        lambda m: replace_bullet(m, BulletAddress(0, 0), "changed"),
+        lambda m: delete_bullet(m, BulletAddress(0, 1)),
+        lambda m: delete_block(m, 0),
+    ],
+)
+def test_every_edit_keeps_the_byte_order_mark(edit) -> None:
+    assert edit(parse_memory_file(BOM_FILE)).render().startswith("\ufeff")
+
+
+@pytest.mark.parametrize(
+    ("note", "kept_blank"), [("  Indented note.\n", True), ("Note at the margin.\n", False)]
+)
+def test_deleting_a_bullet_never_lets_a_note_wrap_onto_the_bullet_above(
+    note: str, kept_blank: bool
+) -> None:
+    text = f'<memory chat="c">\n- first\n- second\n\n{note}</memory>\n'
+
+    after = delete_bullet(parse_memory_file(text), BulletAddress(0, 1))
+
+    blank = "\n" if kept_blank else ""
+    assert after.render() == f'<memory chat="c">\n- first\n{blank}{note}</memory>\n'
+    assert [b.text for b in after.blocks[0].bullets] == ["first"]

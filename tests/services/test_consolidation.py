@@ -259,3 +259,35 @@ async def test_strategy_prompts_are_editable_per_workspace_and_restorable(
     prompts.reset("consolidation", "aggressive")
     assert prompts.text("consolidation", "aggressive") == DEFAULT_PROMPTS["aggressive"]
     assert prompts.is_default("consolidation", "aggressive")
+
+
+async def test_a_plain_answer_replaces_the_blocks_sent_and_notes_typed_in_them_stay(
+    ws: Workspace,
+) -> None:
+    noted = MEMORIES.replace(
+        "- Mira captains the Kestrel.\n",
+        "Note to self: ask who owned it.\n- Mira captains the Kestrel.\n",
+    )
+    path = write_memories(ws, noted)
+    plain = (
+        "<memory>\n- Mira owns a brass compass.\n- Alex is from Cinderfall.\n"
+        "- Mira fears deep water.\n</memory>\n<memory>\n- Mira captains the Kestrel.\n</memory>"
+    )
+    model = FakeChatModel(lambda request: Completion(plain))
+    service = consolidation_by(ws, lambda: model)
+
+    preview = await service.preview(CHARACTER)
+
+    assert preview.diff.replaced == (0, 1, 2)
+    assert preview.diff.notes == ("Note to self: ask who owned it.",)
+    # Notes are the person's: never sent for the model to rewrite.
+    assert "Note to self" not in "".join(m.content for m in model.requests[0].messages)
+    await service.apply(preview.id)
+    assert path.read_text(encoding="utf-8") == (
+        "# Mira's memories\n\n"
+        '<memory chat="consolidated" date="2026-02-15 10:42 – 2026-03-01 09:00">\n'
+        "- Mira owns a brass compass.\n- Alex is from Cinderfall.\n- Mira fears deep water.\n"
+        "</memory>\n\n"
+        '<memory chat="pinned" date="2026-02-20 08:00">\n'
+        "Note to self: ask who owned it.\n- Mira captains the Kestrel.\n</memory>\n"
+    )

@@ -12,6 +12,7 @@ import pytest
 from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
+from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import Completion, NewMemories
 from charmemory.services.extraction import ExtractionService, UnusableAnswerError
 from tests.support.extraction_fixtures import (
@@ -26,6 +27,7 @@ from tests.support.extraction_fixtures import (
 )
 from tests.support.fake_chat_model import FakeChatModel
 from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.word_hash_embedder import WordHashEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG_CHAT = ROOT / "tests" / "fixtures" / "st_chat_long.jsonl"
@@ -378,3 +380,96 @@ async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(
     rest = await service(ws, llm_server, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in rest.chunks] == [(10, 19), (20, 29)]
     assert len(llm_server.requests) == 3
+
+
+async def test_junk_in_a_chat_or_an_answer_never_reaches_the_memory_file(
+    tmp_path: Path, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", max_bullet_chars=200)
+    chat = alternating(4)
+    chat[1] = message(1, is_user=False, text="Mira\x00 hid the \u202ekey\u2069 under the mat.")
+    write_chat(ws, chat)
+    page = "the storm went on " * 300_000  # a five-megabyte bullet
+    answer = memory_block("Mira hid the \u202ekey\x00 under the mat.", page)
+    model = FakeChatModel(lambda request: Completion(answer))
+    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+
+    report = await app.extraction.extract(CHARACTER)
+
+    sent = "\n".join(m.content for m in model.requests[0].messages)
+    assert "Mira hid the key under the mat." in sent and "\x00" not in sent
+    text = memories(ws)
+    assert "- Mira hid the key under the mat.\n" in text
+    assert not any(char in text for char in "\x00\u202e\u2069")
+    [cut] = [line for line in text.splitlines() if line.startswith("- the storm")]
+    assert len(cut) <= 2 + 200 and cut.endswith(" […]")
+    assert any(w.startswith("too long: cut 1 bullet") for w in report.chunks[0].warnings)
+
+
+def two_chunk_facts(request: object) -> Completion:
+    """Chunk one (messages 0-9) and chunk two (10-19) each hold one fact."""
+    sent = "\n".join(m.content for m in request.messages)  # type: ignore[attr-defined]
+    if "line 19." in sent:
+        return Completion(memory_block("Mira lost her first ship in a storm."))
+    return Completion(memory_block("Alex owes Mira forty crowns for the repairs."))
+
+
+def indexed_app(ws: Workspace, clock: Clock) -> App:
+    return App(
+        ws,
+        env={},
+        chat_model=lambda: FakeChatModel(two_chunk_facts),
+        clock=clock,
+        embedder=WordHashEmbedder(),
+        index_for_extraction=True,
+    )
+
+
+@pytest.mark.parametrize("how", ["clear", "file deleted by hand", "file emptied by hand"])
+async def test_memories_that_are_gone_never_count_as_duplicates_of_new_ones(
+    tmp_path: Path, clock: Clock, how: str
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10)
+    write_chat(ws, alternating(20))
+    first = await indexed_app(ws, clock).extraction.extract(CHARACTER)
+    assert first.saved == 2
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
+    if how == "clear":
+        await indexed_app(ws, clock).extraction_admin.clear(CHARACTER, confirmed=True)
+        again = await indexed_app(ws, clock).extraction.extract(CHARACTER)
+    else:
+        path.unlink() if how == "file deleted by hand" else path.write_text("", encoding="utf-8")
+        again = await indexed_app(ws, clock).extraction.extract(CHARACTER, forced_range=(0, 19))
+
+    assert [c.dropped for c in again.chunks] == [[], []]
+    assert again.saved == 2
+    text = memories(ws)
+    assert "forty crowns" in text and "first ship" in text
+
+
+async def test_merged_chunks_grow_the_chats_last_block_across_runs_up_to_the_cap(
+    tmp_path: Path, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws", messages_per_call=10, merge_chunks=True, max_bullets=3)
+    facts = iter(["Fact one.", "Fact two.", "Fact three.", "Fact four."])
+    model = FakeChatModel(lambda request: Completion(memory_block(next(facts))))
+    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+    write_chat(ws, alternating(10))
+    await app.extraction.extract(CHARACTER)
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nNotes between blocks.\n")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("- Fact one.\n", "- Fact one.\nMy note.\n")
+    )
+
+    for count in (20, 30, 40):  # three more runs, one new chunk each
+        write_chat(ws, alternating(count))
+        await app.extraction.extract(CHARACTER)
+
+    blocks = parse_memory_file(memories(ws)).blocks
+    assert [[b.text for b in block.bullets] for block in blocks] == [
+        ["Fact one.", "Fact two.", "Fact three."],
+        ["Fact four."],
+    ]
+    assert [n.raw for n in blocks[0].notes] == ["My note.\n"]
+    assert memories(ws).count("Notes between blocks.") == 1

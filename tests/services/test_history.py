@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
 from charmemory.errors import CharMemoryError, NotFoundError
@@ -10,6 +11,7 @@ from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
 from tests.support.extraction_fixtures import (
     CHARACTER,
+    CHAT_ID,
     alternating,
     make_app,
     make_workspace,
@@ -171,3 +173,72 @@ def test_a_file_with_no_history_says_so(ws: Workspace) -> None:
     assert history.history(CHARACTER).versions == ()
     with pytest.raises(CharMemoryError, match="no history yet"):
         history.diff(CHARACTER, 1)
+
+
+def watermark(ws: Workspace) -> int:
+    return ExtractionState(ws.db, ws.locks, ws.state_dir).chat(CHARACTER, CHAT_ID).watermark
+
+
+async def test_undoing_an_extraction_gives_its_messages_back_to_extraction(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    write_chat(ws, alternating(20))
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
+    llm_server.reply_text(memory_block("Mira lost her first ship."))
+    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    assert watermark(ws) == 19
+
+    undone = await memory_history(ws).undo(CHARACTER)
+
+    assert "first ship" not in path_of(ws).read_text(encoding="utf-8")
+    assert watermark(ws) == 9
+    assert undone.progress == (
+        f"messages 10-19 of {CHAT_ID} count as unextracted again (the next extraction reads them)",
+    )
+    llm_server.reply_text(memory_block("Mira lost her first ship."))
+    again = await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    assert [(c.first, c.last) for c in again.chunks] == [(10, 19)]
+    assert again.saved == 1
+
+    # Undoing that undo brings the first extraction's block back, and its messages
+    # count as extracted again when nothing else read them meanwhile.
+    await memory_history(ws).undo(CHARACTER, to=1)
+    assert watermark(ws) == 9
+    back = await memory_history(ws).undo(CHARACTER, to=4)
+    assert watermark(ws) == 19
+    assert back.progress == (f"messages 10-19 of {CHAT_ID} count as extracted again",)
+
+
+async def test_undoing_an_extraction_made_before_blocks_were_recorded_says_how_to_redo_it(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    write_chat(ws, alternating(10))
+    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    ws.db.execute("DELETE FROM extracted_blocks")  # as an older release left it
+
+    undone = await memory_history(ws).undo(CHARACTER)
+
+    assert watermark(ws) == 9
+    assert undone.progress == (
+        f"messages 0-9 of {CHAT_ID} (v2) still count as extracted; to extract them again: "
+        f'charmemory extract "{CHARACTER}" --chat "{CHAT_ID}" --range 0-9 --force',
+    )
+
+
+async def test_an_undo_stands_when_extraction_progress_cannot_follow_it(
+    ws: Workspace, llm_server: ScriptedLLMServer
+) -> None:
+    chat = write_chat(ws, alternating(10))
+    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    chat.write_text(chat.read_text(encoding="utf-8") + "\n{broken", encoding="utf-8")
+
+    undone = await memory_history(ws).undo(CHARACTER)
+
+    assert "forty crowns" not in path_of(ws).read_text(encoding="utf-8")
+    assert undone.warnings[0].startswith(
+        "the memories were restored, but extraction progress was not:"
+    )

@@ -6,6 +6,7 @@ import pytest
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
+from charmemory.core.bullet_length import MemoryTooLongError
 from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.memory_file import list_bullets, parse_memory_file
@@ -74,6 +75,33 @@ async def test_deleting_the_last_memory_of_a_block_removes_the_block(ws: Workspa
     )
 
 
+async def test_a_block_holding_notes_keeps_them_when_its_last_memory_goes(
+    ws: Workspace,
+) -> None:
+    noted = MEMORIES.replace(
+        "- Mira captains the Kestrel.\n",
+        "Note to self: ask about the Kestrel.\n- Mira captains the Kestrel.\n",
+    )
+    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(noted, encoding="utf-8")
+
+    await memory_manager(ws).delete(CHARACTER, id_of(ws, "Mira captains the Kestrel."))
+
+    assert text_of(ws) == noted.replace("- Mira captains the Kestrel.\n", "")
+
+
+async def test_a_byte_order_mark_stays_through_every_change(ws: Workspace) -> None:
+    path = ws.files_dir / f"{CHARACTER}-memories.md"
+    path.write_bytes(b"\xef\xbb\xbf" + MEMORIES.encode("utf-8"))
+    manager = memory_manager(ws)
+
+    await manager.add(CHARACTER, ["Mira hates fog."])
+    await manager.delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
+
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and data.count(b"\xef\xbb\xbf") == 1
+    assert "Mira hates fog." in text_of(ws) and "brass compass" not in text_of(ws)
+
+
 async def test_add_appends_a_dated_block(ws: Workspace) -> None:
     manager = make_app(ws, clock=lambda: NOW).memories
     changed = await manager.add(CHARACTER, ["Mira hates fog.", "  ", "Alex owes Mira 40 crowns."])
@@ -108,7 +136,8 @@ async def test_every_change_is_announced_and_a_failed_announcement_is_a_warning(
 
     app = make_app(ws)
     access = MemoryFileAccess(app.locator, app.memory_access.files, on_change=listen)
-    changed = await MemoryManager(access).delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
+    manager = MemoryManager(access, app.settings)
+    changed = await manager.delete(CHARACTER, id_of(ws, "Mira owns a brass compass."))
     assert [c.memories.bullet_count for c in heard] == [2]
     assert heard[0].location.file == "user/files/Mira-memories.md"
     assert "not updated: the embedding model is not installed" in changed.warnings[0]
@@ -155,3 +184,19 @@ async def test_the_real_index_follows_a_deleted_memory(ws: Workspace) -> None:
 
     found = [r.text for r in await app.retrieval.search(COLLECTION, "Who commands the ship?", 5)]
     assert found and "Mira captains the Kestrel." not in found
+
+
+async def test_a_typed_memory_over_the_length_limit_is_refused_and_nothing_is_written(
+    ws: Workspace,
+) -> None:
+    app = make_app(ws)
+    app.settings.set("extraction.max_bullet_chars", "100")
+    long = "Mira " * 25
+
+    with pytest.raises(MemoryTooLongError, match="at most 100 characters"):
+        await app.memories.add(CHARACTER, ["Mira hates fog.", long])
+    with pytest.raises(MemoryTooLongError, match="at most 100 characters"):
+        await app.memories.edit(CHARACTER, id_of(ws, "Alex is from Cinderfall."), long)
+    with pytest.raises(MemoryTooLongError, match="at most 100 characters"):
+        await app.extraction_admin.pin(CHARACTER, long)
+    assert text_of(ws) == MEMORIES

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from charmemory.adapters.atomic_file import FileLocks
 from charmemory.adapters.sqlite_db import transaction
-from charmemory.ports import ChatState, ExtractionSnapshot, PendingAppend
+from charmemory.ports import ChatState, ExtractedBlock, ExtractionSnapshot, PendingAppend
 
 
 class ExtractionState:
@@ -89,7 +89,7 @@ class ExtractionState:
                     block,
                     first_idx,
                     last_idx,
-                    json.dumps({str(k): v for k, v in fingerprints.items()}),
+                    _fingerprints_json(fingerprints),
                     now.isoformat(),
                 ),
             )
@@ -105,7 +105,8 @@ class ExtractionState:
         )
 
     def commit_append(self, pending: PendingAppend, *, now: datetime) -> None:
-        """The block is in the file: advance the watermark and forget the journal entry."""
+        """The block is in the file: advance the watermark, keep which messages the block
+        came from (for undo) and forget the journal entry."""
         with transaction(self._conn):
             current = self.chat(pending.character, pending.chat)
             watermark = max(current.watermark, pending.last_idx)
@@ -123,7 +124,38 @@ class ExtractionState:
                     for idx, fp in pending.fingerprints.items()
                 ],
             )
+            if pending.block:
+                self._conn.execute(
+                    "INSERT INTO extracted_blocks "
+                    "(character, chat, file, block, fingerprints, committed_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        pending.character,
+                        pending.chat,
+                        pending.file,
+                        pending.block,
+                        _fingerprints_json(pending.fingerprints),
+                        now.isoformat(),
+                    ),
+                )
             self._conn.execute("DELETE FROM pending_appends WHERE id = ?", (pending.id,))
+
+    def extracted_blocks(self, file: str) -> list[ExtractedBlock]:
+        rows = self._conn.execute(
+            "SELECT character, chat, file, block, fingerprints FROM extracted_blocks "
+            "WHERE file = ? ORDER BY id",
+            (file,),
+        )
+        return [
+            ExtractedBlock(
+                row["character"],
+                row["chat"],
+                row["file"],
+                row["block"],
+                _fingerprints_of(row["fingerprints"]),
+            )
+            for row in rows
+        ]
 
     def replace_watermark(
         self, character: str, chat: str, last_index: int, fingerprints: dict[int, str]
@@ -172,7 +204,7 @@ class ExtractionState:
                 row["block"],
                 row["first_idx"],
                 row["last_idx"],
-                {int(k): v for k, v in json.loads(row["fingerprints"]).items()},
+                _fingerprints_of(row["fingerprints"]),
             )
             for row in rows
         ]
@@ -239,3 +271,11 @@ class ExtractionState:
                         f"DELETE FROM {table} WHERE character = ? AND chat = ?",
                         [(character, chat) for chat in chats],
                     )
+
+
+def _fingerprints_json(fingerprints: dict[int, str]) -> str:
+    return json.dumps({str(k): v for k, v in fingerprints.items()})
+
+
+def _fingerprints_of(text: str) -> dict[int, str]:
+    return {int(k): v for k, v in json.loads(text).items()}

@@ -13,7 +13,7 @@ from charmemory.adapters.workspace import Workspace
 from charmemory.core.character_match import find_character
 from charmemory.core.chat_owner import resolve_chat_owner
 from charmemory.core.latest_chat import ChatActivity, chats_oldest_first, latest_chat
-from charmemory.core.naming import checked_file_name
+from charmemory.core.naming import checked_file_name, memory_file_stem, sanitize, sharing_a_stem
 from charmemory.errors import CharMemoryError, ConflictError, FormatError, NotFoundError
 from charmemory.formats.card import read_card
 from charmemory.formats.chat import Chat, last_message_send_date, parse_chat
@@ -40,6 +40,9 @@ _LOCAL_ZONE = datetime.now().astimezone().tzinfo or UTC
 class Library:
     def __init__(self, workspace: Workspace):
         self._ws = workspace
+        # Parsed cards by path, with the (mtime, size) they were read at: every
+        # memory location needs every character's name, and cards can be large PNGs.
+        self._cards: dict[Path, tuple[tuple[int, int], Character]] = {}
 
     # -- characters ---------------------------------------------------------------
 
@@ -157,6 +160,9 @@ class Library:
         data = source.read_bytes()
         kind, folder, note = self._classify(source, data, character)
         target = self._ws.inside(folder, checked_file_name(source.name))
+        if kind == "card":
+            name = read_card(data, source=source.name).name or target.stem
+            note = self._shared_name_note(name, target)
         existing = read_versioned(target)
         if existing.data == data:
             return Imported(kind, source, target, unchanged=True, note=note)
@@ -199,6 +205,29 @@ class Library:
             source=name,
         )
 
+    def _shared_name_note(self, name: str, target: Path) -> str:
+        """What to know when the card's name makes the memory file name of another's."""
+        others = [c.name for c in self.characters() if c.card_path != target]
+        sharing = sharing_a_stem(name, others)
+        if not sharing:
+            return ""
+        names = [*others, name]
+        own = ", ".join(
+            f"{who!r}: {memory_file_stem(who, names)}-memories.md" for who in [*sharing, name]
+        )
+        note = (
+            f"{', '.join(map(repr, sharing))} and {name!r} sanitise to one file name; "
+            f"each keeps memory files of its own ({own})"
+        )
+        plain = self._ws.files_dir / f"{sanitize(sharing[0])}-memories.md"
+        if len(sharing) == 1 and plain.exists():
+            moved = f"{memory_file_stem(sharing[0], names)}-memories.md"
+            note += (
+                f"; {plain.name} holds {sharing[0]!r}'s memories from before: "
+                f"rename it to {moved} to keep using them"
+            )
+        return note
+
     # -- internals --------------------------------------------------------------------
 
     def _chat_files(self, character: Character) -> list[ChatRef]:
@@ -221,8 +250,15 @@ class Library:
         return sorted(p for p in folder.iterdir() if p.suffix.lower() in CARD_SUFFIXES)
 
     def _load_character(self, path: Path) -> Character:
+        stat = path.stat()
+        seen = (stat.st_mtime_ns, stat.st_size)
+        cached = self._cards.get(path)
+        if cached is not None and cached[0] == seen:
+            return cached[1]
         card = read_card(path.read_bytes(), source=path.name)
-        return Character(name=card.name or path.stem, stem=path.stem, card_path=path, card=card)
+        loaded = Character(name=card.name or path.stem, stem=path.stem, card_path=path, card=card)
+        self._cards[path] = (seen, loaded)
+        return loaded
 
 
 def _last_send_date(path: Path) -> object:

@@ -151,7 +151,7 @@ def _parsed(file: str, read: VersionedBytes) -> LoadedMemories:
         return LoadedMemories(file, parse_memory_file(""), read.version)
     size = len(read.data)
     try:
-        text = read.data.decode("utf-8-sig")
+        text = read.data.decode("utf-8")  # a byte order mark stays (MemoryFile.bom)
     except UnicodeDecodeError as error:
         raise FormatError(f"not UTF-8 text (byte {error.start})", source=file) from None
     layout = detect_layout(text)

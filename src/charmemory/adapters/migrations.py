@@ -257,6 +257,23 @@ def m009_generations(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_extracted_blocks(conn: sqlite3.Connection) -> None:
+    """Which messages each block extraction wrote came from, so an undo can give them back."""
+    execute_all(
+        conn,
+        """CREATE TABLE extracted_blocks (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            character    TEXT NOT NULL,
+            chat         TEXT NOT NULL,
+            file         TEXT NOT NULL,   -- workspace-relative memory file
+            block        TEXT NOT NULL,   -- the block as written
+            fingerprints TEXT NOT NULL,   -- JSON {index: fingerprint} of its messages
+            committed_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX extracted_blocks_by_file ON extracted_blocks (file, id)",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_core,
     m002_extraction_state,
@@ -267,4 +284,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     m007_cleared_extraction_state,
     m008_prompts_and_registry_names,
     m009_generations,
+    m010_extracted_blocks,
 )

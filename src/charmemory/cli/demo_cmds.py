@@ -26,7 +26,7 @@ from charmemory.services.extraction import ExtractionReport
 # Questions a person might ask about the sample chat, each with the words the memory
 # that answers it must hold (see data/demo/README.md).
 QUESTIONS = (
-    ("What is Mira's real name?", ("Ashgrove",)),
+    ("What name was Mira born with?", ("Ashgrove",)),
     ("Where did Alex's brother go?", ("Rowan",)),
 )
 TOP_K = 3

@@ -55,7 +55,7 @@ def memories_edit(
 def memories_delete(
     character: CharacterArg, memory_id: MemoryIdArg, chat: ChatOption = None
 ) -> None:
-    """Delete one memory; a block left empty goes with it (`undo` brings it back)."""
+    """Delete one memory; a block left with no memories and no notes goes (`undo` undoes it)."""
     changed = asyncio.run(state.app().memories.delete(character, memory_id, chat=chat))
     _report(changed, "deleted")
 
@@ -144,13 +144,21 @@ def _print_preview(preview: ConsolidationPreview) -> None:
         f"{diff.bullets_after} memories in {diff.blocks_after} blocks "
         f"({len(diff.kept)} kept, {len(diff.removed)} removed, {len(diff.added)} added)"
     )
+    if diff.replaced:
+        replaced = ", ".join(str(index) for index in diff.replaced)
+        typer.echo(f"  blocks {replaced} replaced as a whole (the answer named no sources)")
     for merged in diff.merged:
         sources = ", ".join(str(index) for index in merged.sources)
         typer.echo(f"  blocks {sources} merged into one of {len(merged.bullets)} memories")
+    # Marked by their first character, as in a unified diff, so piped output reads too.
     for text in diff.removed:
-        typer.secho(f"  - {text}", fg=typer.colors.RED)
+        typer.secho(f"- {text}", fg=typer.colors.RED)
     for text in diff.added:
-        typer.secho(f"  + {text}", fg=typer.colors.GREEN)
+        typer.secho(f"+ {text}", fg=typer.colors.GREEN)
+    for text in diff.kept:
+        typer.echo(f"  {text}")
+    for note in diff.notes:
+        typer.echo(f"  (note, kept as typed) {note}")
     _warn(preview.warnings)
     if diff.changes_nothing:
         typer.echo("nothing would change")
@@ -204,4 +212,6 @@ def undo(
         f"{undone.file}: restored v{undone.restored.number} ({undone.restored.cause}) "
         f"as v{undone.recorded.number}"
     )
+    for line in undone.progress:
+        typer.echo(f"  {line}")
     _warn(undone.warnings)

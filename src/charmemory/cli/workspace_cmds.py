@@ -107,6 +107,7 @@ def memories_show(
                             "chat": block.chat,
                             "date": block.date,
                             "memories": [{"id": m.id, "text": m.text} for m in block.memories],
+                            "notes": list(block.notes),
                         }
                         for block in listing.blocks
                     ],
@@ -128,4 +129,5 @@ def memories_show(
     for block in listing.blocks:
         lines.append(f"\n[{block.chat or '?'}]  {block.date or ''}")
         lines.extend(f"  {memory.id}  - {memory.text}" for memory in block.memories)
+        lines.extend(f"  {'(note)':<12}  {note}" for note in block.notes)
     typer.echo("\n".join(lines))

@@ -3,8 +3,10 @@
 Memories are matched by their normalised text (case, quotes and punctuation do not
 matter), as many times as they occur: a memory of the selection that comes back is
 kept, one that does not is removed, and one that is new (a merge, a rewording) is
-added. A preview also lists the blocks merged from several sources and warns when a
-pass removes far more than its strategy should.
+added. A preview also lists the blocks merged from several sources, the blocks an
+answer without sources replaced as a whole, the notes a person typed into the
+selected blocks (kept as they are, never sent to the model), and warns when a pass
+removes far more than its strategy should.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class ConsolidationDiff:
     merged: tuple[MergedBlock, ...]
     blocks_before: int
     blocks_after: int
+    notes: tuple[str, ...] = ()  # notes of the selected blocks, carried over as typed
+    replaced: tuple[int, ...] = ()  # blocks replaced by answers that named no sources
 
     @property
     def bullets_before(self) -> int:
@@ -71,6 +75,7 @@ def consolidation_diff(
     merged = tuple(
         MergedBlock(block.sources, block.bullets) for block in proposed if len(block.sources) > 1
     )
+    replaced = {i for block in proposed if not block.named_sources for i in block.sources}
     return ConsolidationDiff(
         kept=tuple(text for i, text in enumerate(after) if i in matched),
         removed=tuple(before[i] for i in sorted(unmatched)),
@@ -78,6 +83,8 @@ def consolidation_diff(
         merged=merged,
         blocks_before=len({block.index for block in selected}),
         blocks_after=len(proposed),
+        notes=tuple(note for block in selected for note in block.notes),
+        replaced=tuple(sorted(replaced)),
     )
 
 
@@ -131,4 +138,6 @@ def diff_from_dict(data: dict[str, Any]) -> ConsolidationDiff:
         ),
         blocks_before=int(data["blocks_before"]),
         blocks_after=int(data["blocks_after"]),
+        notes=tuple(data.get("notes", ())),
+        replaced=tuple(data.get("replaced", ())),
     )

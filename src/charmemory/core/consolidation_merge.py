@@ -2,7 +2,10 @@
 
 Each proposed block takes the place of the first block it came from; the other
 selected blocks go. Everything not selected (other blocks, notes a person typed)
-stays byte for byte.
+stays byte for byte. Notes typed inside a selected block are never the model's to
+drop: they move, as typed, to the top of the first proposed block that comes from
+that block, and a selected block no proposed block comes from keeps its notes (only
+its memories go).
 
 A block from one source keeps that block's attributes. A block merged from several
 keeps their chat when they share one (else ``chat="consolidated"``) and their date
@@ -13,7 +16,6 @@ SillyTavern's extension still reads and shows it; a single date when all agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from charmemory.core.consolidation_answer import ProposedBlock
@@ -24,7 +26,7 @@ from charmemory.formats.memory_file import (
     MemoryFile,
     delete_block,
     parse_block_date,
-    parse_memory_file,
+    with_text,
 )
 
 CONSOLIDATED_CHAT = "consolidated"
@@ -73,10 +75,17 @@ def consolidated_file(
     """``file`` with the ``selected`` blocks replaced by the ``proposed`` ones."""
     blocks = file.blocks
     placed: dict[int, list[MemoryBlock]] = {}
+    noted: set[int] = set()  # blocks whose notes found a place
     for proposal in proposed:
         sources = [blocks[index] for index in proposal.sources]
-        new = MemoryBlock(merged_attributes(sources), tuple(Bullet(t) for t in proposal.bullets))
+        notes = [n for i in proposal.sources if i not in noted for n in blocks[i].notes]
+        noted.update(proposal.sources)
+        bullets = tuple(Bullet(text) for text in proposal.bullets)
+        new = MemoryBlock(merged_attributes(sources), (*notes, *bullets))
         placed.setdefault(proposal.sources[0], []).append(new)
+    for index in sorted(selected - noted):
+        if blocks[index].notes:
+            placed[index] = [_notes_only(blocks[index])]
     # A block that comes back as it was keeps its exact bytes.
     changed = {
         anchor: new_blocks
@@ -94,7 +103,11 @@ def consolidated_file(
 
 
 def _same(old: MemoryBlock, new: MemoryBlock) -> bool:
-    return old.attributes == new.attributes and old.bullets == new.bullets
+    return (old.attributes, old.bullets, old.notes) == (new.attributes, new.bullets, new.notes)
+
+
+def _notes_only(block: MemoryBlock) -> MemoryBlock:
+    return MemoryBlock(block.attributes, block.notes, block.newline)
 
 
 def _replace_block(file: MemoryFile, block_index: int, blocks: Sequence[MemoryBlock]) -> MemoryFile:
@@ -107,10 +120,10 @@ def _replace_block(file: MemoryFile, block_index: int, blocks: Sequence[MemoryBl
             continue
         seen += 1
         if seen == block_index:
-            pieces.append(newline.join(replace(b, newline=newline).render() for b in blocks))
+            pieces.append(newline.join(b.with_newline(newline).render() for b in blocks))
         else:
             pieces.append(segment.render())
-    return parse_memory_file("".join(pieces))
+    return with_text(file, "".join(pieces))
 
 
 def _moment(item: tuple[datetime, str]) -> datetime:

@@ -27,6 +27,9 @@ class SourceBlock:
     chat: str
     date: str
     bullets: tuple[str, ...]
+    # Lines of the block that are not memories, as typed: never sent, always kept
+    # (a block split between calls carries them in its first piece only).
+    notes: tuple[str, ...] = ()
 
 
 Fits = Callable[[Sequence[SourceBlock]], bool]
@@ -71,7 +74,13 @@ def select_blocks(
     everything = not wanted_indices and not wanted_chats
     chosen = set(wanted_indices)
     return [
-        SourceBlock(index, block.chat, block.date, tuple(b.text for b in block.bullets))
+        SourceBlock(
+            index,
+            block.chat,
+            block.date,
+            tuple(b.text for b in block.bullets),
+            tuple(note.raw.rstrip("\r\n") for note in block.notes),
+        )
         for index, block in enumerate(blocks)
         if block.bullets and (everything or index in chosen or block.chat in wanted_chats)
     ]
@@ -97,7 +106,8 @@ def _pieces(block: SourceBlock, fits: Fits) -> list[SourceBlock]:
         return [block]
 
     def piece(texts: Sequence[str]) -> SourceBlock:
-        return SourceBlock(block.index, block.chat, block.date, tuple(texts))
+        notes = () if pieces else block.notes
+        return SourceBlock(block.index, block.chat, block.date, tuple(texts), notes)
 
     pieces: list[SourceBlock] = []
     bullets: list[str] = []

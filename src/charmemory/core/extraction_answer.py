@@ -3,9 +3,9 @@
 We ask for one `<memory>` block of `- ` bullets or the word NO_NEW_MEMORIES. Models
 answer with chatty introductions, code fences, numbered or starred lists, lists with
 no block at all, leftover reasoning, the sentinel in bold or quotes, refusals, and
-answers cut off at the token limit. All of these are read here; what is not usable
-becomes a warning rather than a memory. Block attributes written by the model are
-ignored: the chat and date of a block are ours to set.
+answers cut off at the token limit, and bullets of whole pages. All of these are read
+here; what is not usable becomes a warning rather than a memory. Block attributes
+written by the model are ignored: the chat and date of a block are ours to set.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from charmemory.core.bullet_length import SETTING, cut_to_length
 from charmemory.core.message_cleaning import neutralise_tags
+from charmemory.formats.unprintable import without_unprintable
 
 SENTINEL = "NO_NEW_MEMORIES"
 
@@ -22,6 +24,7 @@ REFUSAL = "refusal"
 NO_BULLETS = "no bullets"
 TRUNCATED = "truncated"
 OVER_CAP = "over cap"
+TOO_LONG = "too long"
 MIXED = "mixed"
 SPEECH = "speech"
 
@@ -66,8 +69,15 @@ _REFUSAL = re.compile(
 )
 
 
-def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = None) -> ParsedAnswer:
-    """The memories in one answer, at most `max_bullets` of them (the first ones)."""
+def parse_answer(
+    text: str,
+    *,
+    max_bullets: int,
+    finish_reason: str | None = None,
+    max_bullet_chars: int | None = None,
+) -> ParsedAnswer:
+    """The memories in one answer, at most `max_bullets` of them (the first ones), each
+    cut to `max_bullet_chars` (see `core.bullet_length`)."""
     if max_bullets < 1:
         raise ValueError(f"max_bullets must be at least 1, not {max_bullets}")
     warnings: list[str] = []
@@ -99,6 +109,16 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
             f"stating a fact, e.g. {spoken[0]!r}"
         )
     blocks = [block for block in blocks if block]
+    if max_bullet_chars is not None:
+        long = [
+            len(bullet) for block in blocks for bullet in block if len(bullet) > max_bullet_chars
+        ]
+        if long:
+            blocks = [[cut_to_length(b, max_bullet_chars) for b in block] for block in blocks]
+            warnings.append(
+                f"{TOO_LONG}: cut {len(long)} bullet(s) of up to {max(long)} characters to "
+                f"{max_bullet_chars} ({SETTING}), marked with […]"
+            )
     total = sum(len(block) for block in blocks)
     if total > max_bullets:
         blocks = _first(blocks, max_bullets)
@@ -124,7 +144,7 @@ def is_speech(bullet: str) -> bool:
 
 
 def merge_blocks(answers: Iterable[ParsedAnswer]) -> list[str]:
-    """The bullets of several chunk answers as one block, in order ("merge chunks" on)."""
+    """The bullets of several answers (or of one answer's blocks) as one block, in order."""
     return [bullet for answer in answers for bullet in answer.bullets]
 
 
@@ -204,7 +224,7 @@ def _could_be_memory(line: str) -> bool:
 
 
 def _clean_bullet(text: str) -> str:
-    text = neutralise_tags(" ".join(text.split()))
+    text = neutralise_tags(" ".join(without_unprintable(text).split()))
     return text if any(char.isalnum() for char in text) else ""
 
 

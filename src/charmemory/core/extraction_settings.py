@@ -39,7 +39,11 @@ SETTINGS: tuple[Setting, ...] = (
     _count("cooldown_minutes", 10, "Minimum wait between extractions (minutes)", 0, 30),
     _count("messages_per_call", 20, "Messages per LLM call", 10, 200),
     _count("max_response_tokens", 1000, "Max response length (tokens)", 100, 4000),
-    _switch("merge_chunks", False, "Merge the chunks of one extraction into one block"),
+    _switch(
+        "merge_chunks",
+        False,
+        "Add a chat's new memories to its last block (within max_bullets), as one block per chat",
+    ),
     _switch("per_chat", False, "Separate memories per chat"),
     Setting(
         f"{GROUP}.file_name_override",
@@ -52,6 +56,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _switch("auto_extract", True, "Automatic extraction"),
     _count("max_bullets", 8, "Maximum bullets per block", 1, 30),
+    _count(
+        "max_bullet_chars",
+        1000,
+        "Maximum length of one memory (characters); a model's longer bullet is cut",
+        100,
+        20000,
+    ),
     _count("existing_memories_budget", 1500, "Existing memories in the prompt (tokens)", 0, 16000),
     _switch("verbose_log", False, "Verbose activity log"),
     Setting(
@@ -94,6 +105,7 @@ class ExtractionSettings:
     file_name_override: str | None = None
     auto_extract: bool = True
     max_bullets: int = 8
+    max_bullet_chars: int = 1000
     existing_memories_budget: int = 1500
     verbose_log: bool = False
     source: str = "main"

@@ -10,6 +10,7 @@ parses a collection name anywhere else.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from charmemory.core.naming import memory_file_name
@@ -39,10 +40,15 @@ def memory_location(
     per_chat: bool = False,
     override: str | None = None,
     granularity: Granularity = "bullet",
+    names: Iterable[str] = (),
 ) -> MemoryLocation:
-    """The location of ``character``'s memories; ``chat_id`` matters only in per-chat mode."""
+    """The location of ``character``'s memories; ``chat_id`` matters only in per-chat mode.
+
+    ``names`` are the workspace's characters: a name that sanitises like another's
+    gets files of its own (`core.naming.memory_file_stem`).
+    """
     own_chat = chat_id if per_chat else None
-    name = memory_file_name(character, chat_id=own_chat, override=override)
+    name = memory_file_name(character, chat_id=own_chat, override=override, names=names)
     bullets = Collection(collection_name(character, own_chat), character)
     collection = (
         Collection(collection_name(character, own_chat, chunks=True), character, chunks=True)

@@ -9,6 +9,9 @@ has the shape of one: `<name>`, `</name>`, `<name/>`, or a name followed by
 
 Nothing in a message may open or close a `<memory>` block or a prompt section:
 the `<` of such a tag becomes a look-alike character that no parser takes for one.
+Control characters (NUL among them) and bidi overrides are unprintable input: they
+are removed (`formats.unprintable`), so a model never reads them and never copies
+them into a memory.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 from collections.abc import Iterable
 
 from charmemory.core.watermark import SourceMessage
+from charmemory.formats.unprintable import without_unprintable
 
 # U+FF1C FULLWIDTH LESS-THAN SIGN: reads as "<", parses as text (as in memory files).
 TAG_LOOKALIKE = "\uff1c"
@@ -56,7 +60,7 @@ def neutralise_tags(text: str, names: Iterable[str] = ("memory",)) -> str:
 
 def clean_message_text(text: str) -> str:
     """The prose of one message: markup, code, tables and panels removed, blank runs collapsed."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = without_unprintable(text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _drop_fenced_blocks(text)
     text = _INLINE_FENCE.sub("", text)
     text = _drop_details(text)
@@ -80,7 +84,8 @@ def render_messages(messages: Iterable[SourceMessage], *, user_name: str, char_n
         text = clean_message_text(message.text)
         if not text:
             continue
-        name = " ".join((message.name or (user_name if message.is_user else char_name)).split())
+        name = message.name or (user_name if message.is_user else char_name)
+        name = " ".join(without_unprintable(name).split())
         paragraphs.append(f"{neutralise_tags(name)}: {text}")
     return "\n\n".join(paragraphs)
 

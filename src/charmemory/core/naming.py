@@ -4,11 +4,21 @@ A memory file is `<name>-memories.md`, where every character outside
 `[A-Za-z0-9_-]` becomes `_`; per-chat mode adds `-chat<sanitised chat id>`.
 A per-character override may name the file directly (per-chat mode adds the
 chat to it). Nothing derived here can leave the directory it is meant for.
+
+Sanitising maps many names to one (`Ann B`, `Ann_B`, `a/b` and `a\\b` all become
+`Ann_B` or `a_b`), and file systems that ignore case make `Ann` and `ann` one
+file. Two characters must never share memories, so when another character of
+the workspace has a name that maps to the same stem (case ignored), each of them
+gets a short hash of its own name (`Ann_B-3f2a1c-memories.md`): the same names
+give the same files whatever order the cards came in, and none keeps the plain
+name another one may have written to.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Iterable
 
 from charmemory.errors import UnsafePathError
 
@@ -22,13 +32,36 @@ def sanitize(name: str) -> str:
     return _UNSAFE.sub("_", name)
 
 
+def sharing_a_stem(character: str, names: Iterable[str]) -> list[str]:
+    """The other names among ``names`` whose memory files would have ``character``'s name."""
+    key = sanitize(character).casefold()
+    return sorted(
+        {name for name in names if name != character and sanitize(name).casefold() == key}
+    )
+
+
+def memory_file_stem(character: str, names: Iterable[str] = ()) -> str:
+    """What ``character``'s memory files are named after, unique among ``names`` (the
+    workspace's characters): its sanitised name, plus a hash of it when others share that."""
+    stem = sanitize(character)
+    if not sharing_a_stem(character, names):
+        return stem
+    digest = hashlib.sha1(character.encode("utf-8"), usedforsecurity=False).hexdigest()
+    return f"{stem}-{digest[:6]}"
+
+
 def memory_file_name(
-    character: str, *, chat_id: str | None = None, override: str | None = None
+    character: str,
+    *,
+    chat_id: str | None = None,
+    override: str | None = None,
+    names: Iterable[str] = (),
 ) -> str:
     """The memory file for a character (or one of its chats in per-chat mode).
 
     An override names the character's file; in per-chat mode each chat's file
-    adds its chat to the override's name, so chats still keep apart.
+    adds its chat to the override's name, so chats still keep apart. ``names``
+    are the workspace's characters (see `memory_file_stem`).
     """
     if override:
         name = checked_file_name(override, default_suffix=".md")
@@ -38,7 +71,7 @@ def memory_file_name(
         return f"{stem or suffix}-chat{sanitize(chat_id)}{dot + suffix if stem else ''}"
     if not character.strip():
         raise UnsafePathError("a character needs a name before it can have a memory file")
-    stem = sanitize(character)
+    stem = memory_file_stem(character, names)
     if chat_id is not None:
         stem = f"{stem}-chat{sanitize(chat_id)}"
     return f"{stem}-memories.md"

@@ -208,6 +208,43 @@ def _align(messages: Sequence[SourceMessage], watermark: Watermark) -> _Alignmen
     return _Alignment(changes, Watermark(last_index, kept))
 
 
+def watermark_after_undo(
+    messages: Sequence[SourceMessage],
+    watermark: Watermark,
+    *,
+    removed: Sequence[Mapping[int, str]],
+    restored: Sequence[Mapping[int, str]] = (),
+) -> Watermark:
+    """The watermark after an undo took extracted blocks out of the memory file or
+    brought some back, each block given by the messages it came from (position:
+    fingerprint, as they were extracted).
+
+    A removed block's messages count as unprocessed again: the watermark moves back
+    to just before the first of them it still covers, found by fingerprint, so
+    messages deleted or moved since do not matter. A restored block's messages count
+    as processed again only when they come right after the watermark, unchanged;
+    otherwise they are simply extracted again (and repeated memories dropped then).
+    """
+    _check_positions(messages)
+    last = watermark.last_index
+    for span in removed:
+        wanted = set(span.values())
+        found = [i for i, fp in watermark.fingerprints.items() if i <= last and fp in wanted]
+        if found:
+            last = min(found) - 1
+    kept = {i: fp for i, fp in watermark.fingerprints.items() if i <= last}
+    for span in sorted(filter(None, restored), key=min):
+        first, end = min(span), max(span)
+        follows = first > last and all(m.is_hidden for m in messages[last + 1 : first])
+        unchanged = end < len(messages) and all(
+            messages[i].fingerprint == fp for i, fp in span.items()
+        )
+        if follows and unchanged:
+            last = end
+            kept.update(span)
+    return Watermark(last, kept)
+
+
 def _untouched(messages: Sequence[SourceMessage], recorded: list[tuple[int, str]]) -> bool:
     """The common case, checked in linear time: every extracted message is where it was,
     as it was, and no visible message sits unextracted between them."""

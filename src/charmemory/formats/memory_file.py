@@ -15,15 +15,22 @@ opening line followed by a closing line with no other opening line between them.
 opening line that is never closed stays free text (``stray_tag_lines`` reports it),
 so a half-typed block is never lost and never swallows what follows.
 
-Inside a block, a line starting with ``- `` (after indentation) starts a bullet; the
-lines after it, up to the next bullet or the end of the block, wrap onto it (trailing
-blank lines excepted). Lines before the first bullet are kept as ``RawLine``.
+Inside a block, a line starting with ``- `` or ``* `` (after indentation) starts a
+bullet; indented lines right below it wrap onto it, as in markdown. Every other line
+(a note a person typed, a heading, a line after a blank one) is a ``RawLine``: the
+person's text, kept where it stands and never folded into a bullet, so deleting or
+rewriting a bullet never takes it along.
 
-Untrusted text is made safe when a ``Bullet`` is built: whitespace runs (newlines
-included) collapse to one space, so a bullet is always one line, and every ``<`` that
-starts a memory tag (``<memory``, ``</memory``, any case, spaces allowed) becomes
-U+FF1C FULLWIDTH LESS-THAN SIGN, which reads the same but is no tag for this parser
-or for SillyTavern's. Attribute values are escaped (``& " < >`` and line breaks).
+A file may start with a byte order mark; it is remembered (``MemoryFile.bom``) and
+written back, so a file keeps the encoding signature its editor gave it.
+
+Untrusted text is made safe when a ``Bullet`` is built: control and bidi-override
+characters are removed (`formats.unprintable`), whitespace runs (newlines included)
+collapse to one space, so a bullet is always one line, and every ``<`` that starts a
+memory tag (``<memory``, ``</memory``, any case, spaces allowed) becomes U+FF1C
+FULLWIDTH LESS-THAN SIGN, which reads the same but is no tag for this parser or for
+SillyTavern's. Attribute values are escaped (``& " < >``, line breaks, and control and
+bidi characters as numeric references).
 
 Edits are pure functions that return a new ``MemoryFile``; the values are frozen.
 """
@@ -38,8 +45,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from charmemory.errors import FormatError, NotFoundError
+from charmemory.formats.unprintable import without_unprintable
 
 TAG_LOOKALIKE = "\uff1c"
+BOM = "\ufeff"
 
 _TAG_START = re.compile(r"<(?=\s*/?\s*memory)", re.IGNORECASE)
 # Quoted values may hold ">"; the plain form still accepts tags written with an
@@ -51,15 +60,16 @@ _NAME = r"[A-Za-z_:][-\w:.]*"
 _ATTRIBUTE = re.compile(rf"""({_NAME})\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _ATTRIBUTE_NAME = re.compile(_NAME)
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
-_ESCAPES = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\n": "&#10;", "\r": "&#13;"}
-_ESCAPE = re.compile('[&"<>\n\r]')
+_ESCAPES = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;"}
+_ESCAPE = re.compile('[&"<>\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]')
+_BULLET_MARKERS = ("- ", "* ")
 _ENTITY = re.compile(r"&(?:(amp|quot|lt|gt)|#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
 _NAMED_ENTITIES = {"amp": "&", "quot": '"', "lt": "<", "gt": ">"}
 
 
 def clean_memory_text(text: str) -> str:
     """Return ``text`` as a safe one-line bullet text; raise if nothing is left."""
-    cleaned = " ".join(_TAG_START.sub(TAG_LOOKALIKE, text).split())
+    cleaned = " ".join(_TAG_START.sub(TAG_LOOKALIKE, without_unprintable(text)).split())
     if not cleaned:
         raise FormatError("a memory cannot be empty")
     return cleaned
@@ -81,7 +91,7 @@ class RawLine:
     def __post_init__(self) -> None:
         if not self.raw.endswith("\n") or "\n" in self.raw[:-1]:
             raise ValueError("a raw line is exactly one line ending with a newline")
-        if _is_tag(self.raw) or _is_bullet_start(self.raw):
+        if _is_tag(self.raw) or _bullet_text(self.raw) is not None:
             raise ValueError(f"not a raw line: {self.raw!r}")
 
     @property
@@ -123,12 +133,9 @@ class MemoryBlock:
         for name, _ in self.attributes:
             if not _ATTRIBUTE_NAME.fullmatch(name):
                 raise FormatError(f"invalid memory attribute name {name!r}")
-        seen_bullet = False
-        for entry in self.entries:
-            if isinstance(entry, RawLine) and seen_bullet and not entry.is_blank:
-                # It would wrap onto the bullet above it when read back.
-                raise ValueError("only blank raw lines may follow a bullet")
-            seen_bullet = seen_bullet or isinstance(entry, Bullet)
+        for before, entry in zip(self.entries, self.entries[1:], strict=False):
+            if isinstance(before, Bullet) and isinstance(entry, RawLine) and _wraps(entry.raw):
+                raise ValueError("an indented line right below a bullet would wrap onto it")
 
     def attribute(self, name: str) -> str | None:
         return next((value for key, value in self.attributes if key == name), None)
@@ -144,6 +151,19 @@ class MemoryBlock:
     @property
     def bullets(self) -> tuple[Bullet, ...]:
         return tuple(entry for entry in self.entries if isinstance(entry, Bullet))
+
+    @property
+    def notes(self) -> tuple[RawLine, ...]:
+        """The non-blank lines that are not bullets: text a person typed into the block."""
+        return tuple(e for e in self.entries if isinstance(e, RawLine) and not e.is_blank)
+
+    def with_newline(self, newline: str) -> MemoryBlock:
+        """The block as newly written with ``newline`` (its notes' line endings too)."""
+        entries = tuple(
+            RawLine(e.raw.rstrip("\r\n") + newline) if isinstance(e, RawLine) else e
+            for e in self.entries
+        )
+        return replace(self, entries=entries, newline=newline)
 
     def render(self) -> str:
         nl = self.newline
@@ -162,9 +182,10 @@ Segment = FreeText | MemoryBlock
 
 @dataclass(frozen=True)
 class MemoryFile:
-    """A whole memory file as segments in file order."""
+    """A whole memory file as segments in file order (``bom``: it starts with U+FEFF)."""
 
     segments: tuple[Segment, ...] = ()
+    bom: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "segments", tuple(self.segments))
@@ -180,7 +201,7 @@ class MemoryFile:
             previous = segment
 
     def render(self) -> str:
-        return "".join(_render_segment(segment) for segment in self.segments)
+        return BOM + _body(self) if self.bom else _body(self)
 
     @property
     def blocks(self) -> tuple[MemoryBlock, ...]:
@@ -225,7 +246,8 @@ class BulletRef:
 
 def parse_memory_file(text: str) -> MemoryFile:
     """Read any text as a memory file; never fails and never drops text."""
-    lines = _lines(text)
+    bom = text.startswith(BOM)
+    lines = _lines(text[1:] if bom else text)
     segments: list[Segment] = []
     cursor = 0
     for start, end in _scan(lines):
@@ -235,7 +257,7 @@ def parse_memory_file(text: str) -> MemoryFile:
         cursor = end + 1
     if cursor < len(lines):
         segments.append(FreeText("".join(lines[cursor:])))
-    return MemoryFile(tuple(segments))
+    return MemoryFile(tuple(segments), bom)
 
 
 def _lines(text: str) -> list[str]:
@@ -250,8 +272,15 @@ def _is_tag(line: str) -> bool:
     return bool(_opening_match(line) or _CLOSE.fullmatch(line))
 
 
-def _is_bullet_start(line: str) -> bool:
-    return line.strip().startswith("- ")
+def _bullet_text(line: str) -> str | None:
+    """The text of a bullet line; None when the line is no bullet (or nothing is left)."""
+    stripped = line.strip()
+    if not stripped.startswith(_BULLET_MARKERS):
+        return None
+    try:
+        return clean_memory_text(stripped[2:])
+    except FormatError:
+        return None
 
 
 def _scan(lines: list[str]) -> Iterator[tuple[int, int]]:
@@ -285,30 +314,32 @@ def _parse_block(opening: str, body: list[str], closing: str) -> MemoryBlock:
     return block
 
 
+def _wraps(line: str) -> bool:
+    """Whether ``line``, right below a bullet, continues it: indented text, no bullet."""
+    return line[:1] in (" ", "\t") and bool(line.strip()) and _bullet_text(line) is None
+
+
 def _parse_body(body: list[str]) -> tuple[Bullet | RawLine, ...]:
     entries: list[Bullet | RawLine] = []
     i = 0
     while i < len(body):
-        if not _is_bullet_start(body[i]):
+        first = _bullet_text(body[i])
+        if first is None:
             entries.append(RawLine(body[i]))
             i += 1
             continue
-        j = i + 1
-        while j < len(body) and not _is_bullet_start(body[j]):
-            j += 1
-        end = j
-        while end > i + 1 and not body[end - 1].strip():
-            end -= 1
-        bullet = Bullet(" ".join([body[i].strip()[2:], *body[i + 1 : end]]))
+        end = i + 1
+        while end < len(body) and _wraps(body[end]):
+            end += 1
+        bullet = Bullet(" ".join([first, *body[i + 1 : end]]))
         object.__setattr__(bullet, "_source", "".join(body[i:end]))
         entries.append(bullet)
-        entries.extend(RawLine(line) for line in body[end:j])
-        i = j
+        i = end
     return tuple(entries)
 
 
 def _escape(value: str) -> str:
-    return _ESCAPE.sub(lambda m: _ESCAPES[m[0]], value)
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m[0]) or f"&#{ord(m[0])};", value)
 
 
 def _unescape(value: str) -> str:
@@ -319,6 +350,11 @@ def _unescape(value: str) -> str:
         return chr(code) if code <= 0x10FFFF else m[0]
 
     return _ENTITY.sub(one, value)
+
+
+def _body(file: MemoryFile) -> str:
+    """The file's text without its byte order mark."""
+    return "".join(_render_segment(segment) for segment in file.segments)
 
 
 def _render_segment(segment: Segment) -> str:
@@ -356,10 +392,23 @@ def append_blocks(
     New blocks use ``newline``, by default the file's dominant line ending.
     """
     newline = newline or file.newline
-    text = file.render()
+    text = _body(file)
     for block in blocks:
-        text += _separator(text, newline) + replace(block, newline=newline).render()
-    return parse_memory_file(text)
+        text += _separator(text, newline) + block.with_newline(newline).render()
+    return with_text(file, text)
+
+
+def append_bullets(file: MemoryFile, block_index: int, texts: Iterable[str]) -> MemoryFile:
+    """Add bullets (untrusted text) to a block, right after its last bullet (at its end
+    when it has none); its tag lines and every other line stay as they are."""
+    position = _block_position(file, block_index)
+    block = file.segments[position]
+    assert isinstance(block, MemoryBlock)
+    entries = list(block.entries)
+    bullets = [i + 1 for i, entry in enumerate(entries) if isinstance(entry, Bullet)]
+    at = bullets[-1] if bullets else len(entries)
+    entries[at:at] = [Bullet(text) for text in texts]
+    return _with_segment(file, position, _rebuilt(block, entries))
 
 
 def replace_bullet(file: MemoryFile, address: BulletAddress, text: str) -> MemoryFile:
@@ -370,7 +419,8 @@ def replace_bullet(file: MemoryFile, address: BulletAddress, text: str) -> Memor
 
 
 def delete_bullet(file: MemoryFile, address: BulletAddress) -> MemoryFile:
-    """Remove a bullet and the blank lines around it; an emptied block stays."""
+    """Remove a bullet and the blank lines around it; an emptied block stays, and so
+    does every other line of it (notes a person typed)."""
     position, block, entry = _locate(file, address)
     entries = list(block.entries)
     end = entry + 1
@@ -380,6 +430,9 @@ def delete_bullet(file: MemoryFile, address: BulletAddress) -> MemoryFile:
     if end == len(entries):
         while start > 0 and _is_blank_raw(entries[start - 1]):
             start -= 1
+    after_bullet = start > 0 and isinstance(entries[start - 1], Bullet)
+    if after_bullet and end > entry + 1 and _wraps_when_next(entries[end:]):
+        end -= 1  # a blank line keeps the next note from wrapping onto the bullet above
     del entries[start:end]
     return _with_segment(file, position, _rebuilt(block, entries))
 
@@ -392,8 +445,7 @@ def delete_block(file: MemoryFile, block_index: int) -> MemoryFile:
         if 0 <= neighbour < len(file.segments) and _is_blank_free_text(file.segments[neighbour]):
             dropped.add(neighbour)
             break
-    kept = [s for i, s in enumerate(file.segments) if i not in dropped]
-    return parse_memory_file("".join(_render_segment(s) for s in kept))
+    return _reassembled(file, [s for i, s in enumerate(file.segments) if i not in dropped])
 
 
 def _separator(text: str, newline: str) -> str:
@@ -402,6 +454,10 @@ def _separator(text: str, newline: str) -> str:
     closed = text if text.endswith("\n") else text + newline
     last_line = closed[closed.rfind("\n", 0, len(closed) - 1) + 1 :]
     return closed[len(text) :] + ("" if not last_line.strip() else newline)
+
+
+def _wraps_when_next(entries: list[Bullet | RawLine]) -> bool:
+    return bool(entries) and isinstance(entries[0], RawLine) and _wraps(entries[0].raw)
 
 
 def _is_blank_raw(entry: Bullet | RawLine) -> bool:
@@ -422,7 +478,17 @@ def _rebuilt(block: MemoryBlock, entries: list[Bullet | RawLine]) -> MemoryBlock
 
 def _with_segment(file: MemoryFile, position: int, replacement: Segment) -> MemoryFile:
     segments = [*file.segments[:position], replacement, *file.segments[position + 1 :]]
-    return parse_memory_file("".join(_render_segment(s) for s in segments))
+    return _reassembled(file, segments)
+
+
+def _reassembled(file: MemoryFile, segments: Iterable[Segment]) -> MemoryFile:
+    """``segments`` read back as ``file``'s replacement (its byte order mark kept)."""
+    return with_text(file, "".join(_render_segment(s) for s in segments))
+
+
+def with_text(file: MemoryFile, text: str) -> MemoryFile:
+    """``text`` (without a byte order mark) read as the new content of ``file``."""
+    return replace(parse_memory_file(text), bom=file.bom)
 
 
 def _block_position(file: MemoryFile, block_index: int) -> int:

@@ -12,6 +12,7 @@ from charmemory.ports.chat import (
 )
 from charmemory.ports.extraction import (
     ChatState,
+    ExtractedBlock,
     ExtractionSnapshot,
     ExtractionStateStore,
     PendingAppend,
@@ -80,6 +81,7 @@ __all__ = [
     "Completion",
     "ConsolidatedMemories",
     "Embedder",
+    "ExtractedBlock",
     "ExtractionSnapshot",
     "ExtractionStateStore",
     "FileVersion",

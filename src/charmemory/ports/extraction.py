@@ -29,6 +29,18 @@ class PendingAppend:
     fingerprints: dict[int, str]
 
 
+@dataclass(frozen=True)
+class ExtractedBlock:
+    """A block extraction wrote into a memory file, and the messages it came from
+    (position: fingerprint), so undoing it can make those messages unprocessed again."""
+
+    character: str
+    chat: str
+    file: str
+    block: str  # the block as written; it is in the file while the file holds it
+    fingerprints: dict[int, str]
+
+
 ExtractionSnapshot = dict[str, dict[str, object]]
 
 
@@ -57,7 +69,13 @@ class ExtractionStateStore(Protocol):
         now: datetime,
     ) -> PendingAppend: ...
 
-    def commit_append(self, pending: PendingAppend, *, now: datetime) -> None: ...
+    def commit_append(self, pending: PendingAppend, *, now: datetime) -> None:
+        """Advance the watermark, and keep the block's messages (`extracted_blocks`)."""
+        ...
+
+    def extracted_blocks(self, file: str) -> list[ExtractedBlock]:
+        """The blocks extraction wrote into ``file``, oldest first."""
+        ...
 
     def abandon_append(self, pending: PendingAppend) -> None: ...
 

@@ -200,7 +200,10 @@ class ConsolidationService:
         )
         try:
             return read_consolidation(
-                completion.text, chunk, finish_reason=completion.finish_reason
+                completion.text,
+                chunk,
+                finish_reason=completion.finish_reason,
+                max_bullet_chars=self._settings.extraction(character.name).max_bullet_chars,
             )
         except UnusableConsolidationError as error:
             self._record("consolidate.rejected", f"{where}: {error}", character, level="warning")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from charmemory.core.block_merging import block_to_extend
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
@@ -27,7 +28,7 @@ from charmemory.core.extraction_prompt import PromptValues, render_prompt
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.message_cleaning import render_messages
-from charmemory.core.retrieval import Collection, items_from_memory_file
+from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
     SourceMessage,
@@ -41,8 +42,8 @@ from charmemory.errors import CharMemoryError
 from charmemory.formats.chat import message_fingerprint
 from charmemory.formats.memory_file import (
     append_block,
+    append_bullets,
     build_block,
-    delete_block,
     format_block_date,
 )
 from charmemory.ports import (
@@ -268,7 +269,8 @@ class ExtractionService:
         user_name = chat_user_name(loaded.chat)
         recent = render_messages(part, user_name=user_name, char_name=character.name)
         collection = location.bullets
-        related = await self._related(collection, memories, recent) if existing else []
+        await self._sync_with_file(collection, memories)
+        related = await self._related(collection, recent) if existing else []
         selected = select_existing(
             [*related, *recent_first(_stored_blocks(memories))],
             settings.existing_memories_budget,
@@ -319,8 +321,7 @@ class ExtractionService:
         deduped = drop_duplicates([fresh], existing)
         deduped.dropped[:0] = near
         bullets = [text for block in deduped.blocks for text in block]
-        extend = settings.merge_chunks and any(c.saved for c in report.chunks)
-        self._append(character, ref, memories, part, bullets, extend_last_block=extend)
+        self._append(character, ref, memories, part, bullets, settings)
         self._log.record(
             "extract.saved",
             f"messages {first}-{last}: {len(bullets)} memories saved"
@@ -392,6 +393,7 @@ class ExtractionService:
             completion.text,
             max_bullets=settings.max_bullets,
             finish_reason=completion.finish_reason,
+            max_bullet_chars=settings.max_bullet_chars,
         )
 
     def _append(
@@ -401,21 +403,25 @@ class ExtractionService:
         memories: LoadedMemories,
         part: Sequence[SourceMessage],
         bullets: list[str],
-        *,
-        extend_last_block: bool,
+        settings: ExtractionSettings,
     ) -> None:
-        """Append a block (or, merging chunks, grow this run's block) and advance."""
+        """Append a block (or, merging chunks, grow the chat's last block) and advance."""
         now = self._clock()
         block_text = ""
         new_file = None
         if bullets:
-            base, date = memories.memories, format_block_date(now)
-            if extend_last_block:
-                last = base.blocks[-1]
-                bullets = [b.text for b in last.bullets] + bullets
-                base, date = delete_block(base, base.block_count - 1), last.date or date
-            new_file = append_block(base, build_block(ref.id, date, bullets))
-            block_text = new_file.blocks[-1].render()
+            base = memories.memories
+            target = (
+                block_to_extend(base, ref.id, bullets, max_bullets=settings.max_bullets)
+                if settings.merge_chunks
+                else None
+            )
+            if target is None:
+                new_file = append_block(base, build_block(ref.id, format_block_date(now), bullets))
+                target = new_file.block_count - 1
+            else:
+                new_file = append_bullets(base, target, bullets)
+            block_text = new_file.blocks[target].render()
         pending = self._state.begin_append(
             character.name,
             ref.id,
@@ -466,15 +472,19 @@ class ExtractionService:
 
     # -- related memories (the retrieval index, when the embedding model is there) -------
 
-    async def _related(
-        self, collection: Collection, memories: LoadedMemories, recent: str
-    ) -> list[Candidate]:
+    async def _sync_with_file(self, collection: Collection, memories: LoadedMemories) -> None:
+        """Make the index hold the file's memories as they are now (none, when the file
+        was emptied or deleted), so related memories and duplicates are only ever
+        memories that exist."""
+        retrieval = self._retrieval_service()
+        if retrieval is not None:
+            await retrieval.sync_file(collection, memories.file, memories.memories)
+
+    async def _related(self, collection: Collection, recent: str) -> list[Candidate]:
         """Saved bullets most related to the chunk, best first; [] without an index."""
         retrieval = self._retrieval_service()
         if retrieval is None or not recent:
             return []
-        items = items_from_memory_file(collection.name, memories.file, memories.memories)
-        await retrieval.sync(collection, items)
         results = await retrieval.search(collection, recent, RELATED_CANDIDATES, record=False)
         return [
             Candidate(r.text, r.provenance.block_index, r.block_date, r.provenance.bullet_index)

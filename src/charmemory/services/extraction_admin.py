@@ -1,11 +1,13 @@
-"""Around extraction: status, batch planning, pinning, resetting and clearing memories."""
+"""Around extraction: status, batch planning, pinning, resetting and clearing memories,
+and extraction progress after an undo."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from charmemory.core.memory_history import CLEAR
+from charmemory.core.bullet_length import require_within_limit
+from charmemory.core.memory_history import CLEAR, EXTRACTION
 from charmemory.core.triggers import TriggerState, trigger_status
 from charmemory.core.watermark import (
     Watermark,
@@ -13,6 +15,7 @@ from charmemory.core.watermark import (
     chunk,
     messages_to_extract,
     pending_character_messages,
+    watermark_after_undo,
 )
 from charmemory.errors import CharMemoryError
 from charmemory.formats.memory_file import (
@@ -21,9 +24,10 @@ from charmemory.formats.memory_file import (
     format_block_date,
     parse_memory_file,
 )
-from charmemory.ports import ExtractionStateStore
+from charmemory.ports import Character, ChatRef, ExtractedBlock, ExtractionStateStore
 from charmemory.services.extraction import ExtractionService, source_messages
 from charmemory.services.memory_access import MemoryFileAccess
+from charmemory.services.memory_history import Restoration
 
 PINNED_CHAT = "pinned"
 
@@ -146,6 +150,8 @@ class ExtractionAdmin:
         if not bullets:
             raise CharMemoryError("nothing to pin: the text is empty")
         located, memories = self._access.load(character_name, chat)
+        limit = self._extraction.settings_for(located.character).max_bullet_chars
+        require_within_limit(bullets, limit)
         block = build_block(PINNED_CHAT, format_block_date(datetime.now(UTC)), bullets)
         new = append_block(memories.memories, block)
         self._files.save(memories, new, cause="pin")
@@ -178,10 +184,80 @@ class ExtractionAdmin:
         self._state.reset(character.name)
         return removed
 
-    def restore_cleared_state(self, character_name: str) -> bool:
-        """After `undo` of a clear: extraction progress as it stood before the clear."""
-        saved = self._state.take_cleared(character_name)
-        if saved is None:
-            return False
-        self._state.restore(character_name, saved)
-        return True
+    def after_undo(self, restoration: Restoration) -> list[str]:
+        """Extraction progress after an undo; returns what changed, for the person.
+
+        Undoing a clear brings back the progress the clear reset. Otherwise the
+        messages of each extracted block the undo took out count as unprocessed
+        again, and those of a block it brought back as processed again (when they
+        still follow the watermark); blocks are recognised by their text.
+        Extractions made before blocks were recorded cannot be traced: for those,
+        it says which messages still count as extracted and how to redo them.
+        """
+        character = self._library.character(restoration.character)
+        if restoration.undoes_clear:
+            saved = self._state.take_cleared(character.name)
+            if saved is not None:
+                self._state.restore(character.name, saved)
+            return []
+        before, after = restoration.before, restoration.after
+        removed, restored = [], []
+        for block in self._state.extracted_blocks(restoration.file):
+            if block.block in before and block.block not in after:
+                removed.append(block)
+            elif block.block in after and block.block not in before:
+                restored.append(block)
+        chats = {ref.id: ref for ref in self._library.chats(character)}
+        said = [
+            self._follow_undo(character, chats[chat], removed, restored)
+            for chat in sorted({block.chat for block in [*removed, *restored]})
+            if chat in chats
+        ]
+        return [line for line in said if line] + self._untraced(character, restoration, chats)
+
+    def _follow_undo(
+        self,
+        character: Character,
+        ref: ChatRef,
+        removed: list[ExtractedBlock],
+        restored: list[ExtractedBlock],
+    ) -> str:
+        sources = source_messages(self._library.load_chat(ref))
+        with self._state.exclusive(character.name, ref.id):
+            current = self._extraction.current_watermark(character, ref, sources, persist=True)
+            moved = watermark_after_undo(
+                sources,
+                current,
+                removed=[block.fingerprints for block in removed if block.chat == ref.id],
+                restored=[block.fingerprints for block in restored if block.chat == ref.id],
+            )
+            if moved == current:
+                return ""
+            self._state.replace_watermark(
+                character.name, ref.id, moved.last_index, dict(moved.fingerprints)
+            )
+        if moved.last_index < current.last_index:
+            return (
+                f"messages {moved.last_index + 1}-{current.last_index} of {ref.id} count as "
+                "unextracted again (the next extraction reads them)"
+            )
+        span = f"{current.last_index + 1}-{moved.last_index}"
+        return f"messages {span} of {ref.id} count as extracted again"
+
+    def _untraced(
+        self, character: Character, restoration: Restoration, chats: dict[str, ChatRef]
+    ) -> list[str]:
+        """Undone extractions whose messages still count as extracted, with the way back."""
+        lines = []
+        for version in restoration.undone:
+            chat, _, span = version.detail.rpartition(" messages ")
+            first = span.partition("-")[0]
+            if version.cause != EXTRACTION or chat not in chats or not first.isdigit():
+                continue
+            if self._state.chat(character.name, chat).watermark >= int(first):
+                lines.append(
+                    f"messages {span} of {chat} (v{version.number}) still count as extracted; "
+                    f'to extract them again: charmemory extract "{character.name}" '
+                    f'--chat "{chat}" --range {span} --force'
+                )
+        return lines

@@ -73,6 +73,7 @@ class MemoryLocator:
             per_chat=extraction.per_chat,
             override=extraction.file_name_override,
             granularity=self._settings.retrieval(character.name).granularity,
+            names=[other.name for other in self.library.characters()],
         )
 
     def every_file(self, character: Character) -> list[MemoryLocation]:

@@ -2,12 +2,14 @@
 
 Undo restores an earlier version and is itself recorded, so it can be undone
 too; undoing a `clear` brings the deleted file back. The retrieval index hears
-of every undo through the same `on_change` as any other change.
+of every undo through the same `on_change` as any other change, and extraction
+through `after_undo`: the messages of extracted memories an undo took out count
+as unprocessed again (see `ExtractionAdmin.after_undo`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from charmemory.core.memory_diff import unified_diff
@@ -31,19 +33,30 @@ class Undone:
     restored: Version  # the version brought back
     recorded: Version  # the new version the undo made
     warnings: tuple[str, ...] = ()
+    progress: tuple[str, ...] = ()  # how extraction progress followed the undo
+
+
+@dataclass(frozen=True)
+class Restoration:
+    """What one undo did to a memory file, for the parts of charmemory that follow it."""
+
+    character: str
+    file: str
+    before: str  # the file's text before the undo ("" when there was no file)
+    after: str
+    undone: tuple[Version, ...]  # the versions after the one brought back
+    undoes_clear: bool
+
+
+AfterUndo = Callable[[Restoration], Sequence[str]]
 
 
 class MemoryHistoryService:
-    def __init__(
-        self,
-        access: MemoryFileAccess,
-        *,
-        on_clear_undone: Callable[[str], object] = lambda character: None,
-    ):
+    def __init__(self, access: MemoryFileAccess, *, after_undo: AfterUndo = lambda r: ()):
         self._access = access
-        # Undoing a clear brings the memories back; this brings back what the
-        # clear reset beside them (extraction progress), so nothing is re-extracted.
-        self._on_clear_undone = on_clear_undone
+        # Extraction progress follows the memories an undo took out or brought back
+        # (undoing a clear brings back all of it), and says what it did.
+        self._after_undo = after_undo
 
     def history(self, character_name: str, *, chat: str | None = None) -> History:
         # Loading first records any outside edit, so the list shows it.
@@ -78,11 +91,23 @@ class MemoryHistoryService:
         recorded = files.restore(loaded, target.number)
         if recorded is None:
             raise CharMemoryError(f"the file already holds what version {target.number} held")
-        if undoes_clear:
-            self._on_clear_undone(located.character.name)
         restored = files.load(loaded.file)
-        warnings = await self._access.announce(located.location, restored.memories)
-        return Undone(loaded.file, target, recorded, tuple(warnings))
+        restoration = Restoration(
+            located.character.name,
+            loaded.file,
+            loaded.memories.render() if loaded.exists else "",
+            restored.memories.render() if restored.exists else "",
+            tuple(v for v in versions if v.number > target.number),
+            undoes_clear,
+        )
+        warnings: list[str] = []
+        try:
+            progress = tuple(self._after_undo(restoration))
+        except CharMemoryError as error:  # the undo stands; say what did not follow it
+            progress = ()
+            warnings.append(f"the memories were restored, but extraction progress was not: {error}")
+        warnings += await self._access.announce(located.location, restored.memories)
+        return Undone(loaded.file, target, recorded, tuple(warnings), progress)
 
     def _shown(self, file: str, number: int) -> tuple[str, str]:
         """A version's text and its label in a diff."""

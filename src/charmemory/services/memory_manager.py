@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from charmemory.core.bullet_length import require_within_limit
 from charmemory.core.memory_history import ADD, DELETE, EDIT
 from charmemory.errors import CharMemoryError, ConflictError
 from charmemory.formats.memory_file import (
@@ -28,6 +29,7 @@ from charmemory.formats.memory_file import (
 )
 from charmemory.ports import LoadedMemories
 from charmemory.services.memory_access import Located, MemoryFileAccess
+from charmemory.services.settings import SettingsService
 
 MANUAL_CHAT = "manual"
 
@@ -46,6 +48,7 @@ class Block:
     chat: str
     date: str
     memories: tuple[Memory, ...]
+    notes: tuple[str, ...] = ()  # lines of the block that are not memories, as typed
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,15 @@ class Changed:
 
 
 class MemoryManager:
-    def __init__(self, access: MemoryFileAccess, *, clock: Callable[[], datetime] | None = None):
+    def __init__(
+        self,
+        access: MemoryFileAccess,
+        settings: SettingsService,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ):
         self._access = access
+        self._settings = settings
         self._clock = clock or (lambda: datetime.now(UTC))
 
     def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
@@ -92,6 +102,7 @@ class MemoryManager:
     ) -> Changed:
         """Replace one memory's text; its id changes with its text."""
         located, loaded = self._loaded(character_name, chat, expect)
+        self._require_within_limit(located, [text])
         ref = find_bullet(loaded.memories, memory_id)
         new = replace_bullet(loaded.memories, ref.address, text)
         new_id = next(r.memory_id for r in list_bullets(new) if r.address == ref.address)
@@ -105,11 +116,12 @@ class MemoryManager:
         chat: str | None = None,
         expect: str | None = None,
     ) -> Changed:
-        """Remove one memory; a block left without memories goes with it."""
+        """Remove one memory; a block left with neither memories nor notes goes with it."""
         located, loaded = self._loaded(character_name, chat, expect)
         ref = find_bullet(loaded.memories, memory_id)
         new = delete_bullet(loaded.memories, ref.address)
-        if not new.blocks[ref.address.block].bullets:
+        emptied = new.blocks[ref.address.block]
+        if not emptied.bullets and not emptied.notes:
             new = delete_block(new, ref.address.block)
         return await self._save(located, loaded, new, (), DELETE, f"memory {memory_id}")
 
@@ -128,11 +140,16 @@ class MemoryManager:
         if not texts:
             raise CharMemoryError("nothing to add: give at least one memory")
         located, loaded = self._loaded(character_name, chat, expect)
+        self._require_within_limit(located, texts)
         block = build_block(block_chat, date or format_block_date(self._clock()), texts)
         new = append_block(loaded.memories, block)
         last = new.block_count - 1
         ids = tuple(r.memory_id for r in list_bullets(new) if r.address.block == last)
         return await self._save(located, loaded, new, ids, ADD, f"{len(ids)} memories")
+
+    def _require_within_limit(self, located: Located, texts: Sequence[str]) -> None:
+        limit = self._settings.extraction(located.character.name).max_bullet_chars
+        require_within_limit((" ".join(text.split()) for text in texts), limit)
 
     def _loaded(
         self, character_name: str, chat: str | None, expect: str | None
@@ -168,7 +185,13 @@ def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
             Memory(ref.memory_id, ref.text, address.block, address.bullet)
         )
     blocks = tuple(
-        Block(index, block.chat, block.date, tuple(by_block.get(index, ())))
+        Block(
+            index,
+            block.chat,
+            block.date,
+            tuple(by_block.get(index, ())),
+            tuple(note.raw.rstrip("\r\n") for note in block.notes),
+        )
         for index, block in enumerate(loaded.memories.blocks)
     )
     return MemoryListing(
