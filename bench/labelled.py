@@ -23,7 +23,7 @@ from charmemory.core.retrieval import MemoryItem, build_query, items_from_memory
 from charmemory.formats.memory_file import parse_memory_file
 
 DATA = Path(__file__).resolve().parent / "data"
-LANGUAGES = ("en",)
+LANGUAGES = ("en", "zh")
 
 
 @dataclass(frozen=True)
