@@ -23,7 +23,7 @@ from charmemory.core.retrieval import MemoryItem, build_query, items_from_memory
 from charmemory.formats.memory_file import parse_memory_file
 
 DATA = Path(__file__).resolve().parent / "data"
-LANGUAGES = ("en", "zh")
+LANGUAGES = ("en", "zh", "ru")
 
 
 @dataclass(frozen=True)
@@ -86,13 +86,14 @@ def paraphrases_sharing_words(
     """(paraphrase, answer text) pairs that share a word stem, as BM25 would match them.
 
     The index's stemmer knows English only; Russian words are compared by their first
-    four letters and Chinese text by its two-character runs, so that a paraphrase in
-    those languages also says the answer in other words.
+    four letters (function words aside) and Chinese text by its two-character runs, so
+    that a paraphrase in those languages also says the answer in other words.
     """
     stemmer = Stemmer(sqlite3.connect(":memory:", isolation_level=None))
 
     def terms(text: str) -> set[str]:
-        found = {term for each in stemmer.terms(query_words(text)) for term in each}
+        latin = [word for word in query_words(text) if not _NOT_LATIN.search(word)]
+        found = {term for each in stemmer.terms(latin) for term in each}
         return found | russian_stems(text) | han_bigrams(text)
 
     by_id = {item.id: item for pool in items.values() for item in pool}
@@ -105,6 +106,7 @@ def paraphrases_sharing_words(
     ]
 
 
+_NOT_LATIN = re.compile(r"[\u0400-\u04ff\u4e00-\u9fff]")
 _CYRILLIC_WORD = re.compile(r"[а-яё]{4,}")
 _HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
 # Russian function words of four letters or more: sharing them says nothing.

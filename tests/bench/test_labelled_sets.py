@@ -30,9 +30,7 @@ Labelled = tuple[str, dict[str, list[MemoryItem]], list[Query]]
 
 
 @pytest.fixture(scope="module", params=LANGUAGES)
-def labelled(
-    request: pytest.FixtureRequest,
-) -> tuple[str, dict[str, list[MemoryItem]], list[Query]]:
+def labelled(request: pytest.FixtureRequest) -> Labelled:
     items, _, queries = load_labelled(request.param)  # exits on a fragment not in one bullet
     return request.param, items, queries
 
