@@ -6,7 +6,12 @@ default prompt rendered by the real renderer, the service's temperature and toke
 budget, the answer read by the real parser. Scores:
 
 - recalled: the labelled facts found, a fact counting when one bullet holds all
-  of its keywords;
+  of its keywords and none of its inverted readings;
+- inverted: bullets holding an inverted reading of a labelled fact (who did what
+  to whom reversed, "found" for "lost", the user's sister's bakery become the
+  user's), each reading a list of keywords found whole in the bullet;
+- trivia: bullets holding the keywords of a labelled piece of trivia (weather,
+  humming, small talk);
 - invented: bullets that name a person, place or number absent from the excerpt
   and its card, or that use a word of a prompt's worked example (a leak);
 - verbatim: bullets that copy a chat line (8 or more words in a row from one
@@ -93,6 +98,8 @@ class Excerpt:
     card: str
     messages: list[dict[str, object]]
     facts: list[list[str]]
+    inverted: list[list[list[str]]]  # per fact, the keyword lists of its inverted readings
+    trivia: list[list[str]]
 
     @property
     def source(self) -> str:
@@ -142,6 +149,9 @@ class Score:
     empty_excerpts: int = 0
     quiet: int = 0
     unparsed: int = 0
+    # None for scores kept from before these were labelled.
+    inverted: int | None = 0
+    trivia: int | None = 0
     copied: int = 0
     saved: int = 0  # saved memories shown per excerpt
     seconds: float = 0.0
@@ -159,9 +169,20 @@ def load_excerpts() -> list[Excerpt]:
             e["card"],
             e["messages"],
             [[k.lower() for k in f["keywords"]] for f in e["facts"]],
+            [
+                [[k.lower() for k in reading] for reading in f.get("wrong_keywords", [])]
+                for f in e["facts"]
+            ],
+            [[k.lower() for k in keywords] for keywords in e.get("trivia", [])],
         )
         for e in data["excerpts"]
     ]
+
+
+def holds(bullet: str, keywords: Sequence[str]) -> bool:
+    """Every keyword is in the bullet (case and curly apostrophes aside)."""
+    text = bullet.lower().replace("\u2019", "'")
+    return all(keyword in text for keyword in keywords)
 
 
 def words(text: str) -> list[str]:
@@ -223,9 +244,16 @@ def score_answer(
         score.empty_excerpts += 1
         score.quiet += not bullets
     score.facts += len(excerpt.facts)
-    lowered = [b.lower() for b in bullets]
     score.recalled += sum(
-        any(all(k in b for k in keywords) for b in lowered) for keywords in excerpt.facts
+        any(holds(b, keywords) and not any(holds(b, w) for w in wrong) for b in bullets)
+        for keywords, wrong in zip(excerpt.facts, excerpt.inverted, strict=True)
+    )
+    readings = [reading for wrong in excerpt.inverted for reading in wrong]
+    score.inverted = (score.inverted or 0) + sum(
+        any(holds(b, reading) for reading in readings) for b in bullets
+    )
+    score.trivia = (score.trivia or 0) + sum(
+        any(holds(b, keywords) for keywords in excerpt.trivia) for b in bullets
     )
 
 
@@ -336,19 +364,24 @@ CANDIDATES = [
 
 def table(scores: dict[str, Score]) -> list[str]:
     lines = [
-        "| candidate | recalled | invented | verbatim | copied | quiet | unparsed | bullets "
-        "| s/excerpt |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| candidate | recalled | invented | inverted | trivia | verbatim | copied | quiet "
+        "| unparsed | bullets | s/excerpt |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, s in scores.items():
         n, per_excerpt = max(1, s.bullets), s.seconds / max(1, s.answers)
         lines.append(
             f"| {label} | {s.recalled}/{s.facts} ({s.recalled / max(1, s.facts):.0%}) "
-            f"| {s.invented} ({s.invented / n:.0%}) | {s.verbatim} ({s.verbatim / n:.0%}) "
+            f"| {s.invented} ({s.invented / n:.0%}) | {share(s.inverted, n)} "
+            f"| {share(s.trivia, n)} | {s.verbatim} ({s.verbatim / n:.0%}) "
             f"| {f'{s.copied} ({s.copied / n:.0%})' if s.saved else '-'} "
             f"| {s.quiet}/{s.empty_excerpts} | {s.unparsed} | {s.bullets} | {per_excerpt:.1f} |"
         )
     return lines
+
+
+def share(count: int | None, bullets: int) -> str:
+    return "-" if count is None else f"{count} ({count / bullets:.0%})"
 
 
 def load_scores() -> dict[str, dict]:
@@ -379,7 +412,7 @@ def section(kept: dict[str, dict]) -> list[str]:
     scored = kept.get("candidates", {})
     scores: dict[str, Score] = {}
     for candidate in (c for c in CANDIDATES if c.label in scored):
-        entry = dict(scored[candidate.label])
+        entry = {"inverted": None, "trivia": None, **scored[candidate.label]}
         stale = entry.pop("prompt_version", 1) != COMPACT_PROMPT_VERSION
         older = stale and candidate.prompt != "as-sent"
         scores[candidate.label + (" (earlier prompt)" if older else "")] = Score(**entry)
@@ -400,6 +433,15 @@ def section(kept: dict[str, dict]) -> list[str]:
                 "",
             ]
             if any(label.endswith("(earlier prompt)") for label in scores)
+            else []
+        ),
+        *(
+            [
+                "-: scored before the excerpts labelled inverted readings and trivia (on the "
+                "first 14 excerpts, 52 facts); rerun with `--only`.",
+                "",
+            ]
+            if any(score.inverted is None for score in scores.values())
             else []
         ),
         "| model | prompt tokens/s | generated tokens/s | memory after loading |",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import re
@@ -26,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.labelled import Query, check_paraphrases, load_labelled
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot, worth_scoring
 from charmemory.adapters.compute_thread import on_compute_thread
@@ -47,7 +49,6 @@ from charmemory.core.fusion import (
 from charmemory.core.retrieval import (
     EmbeddingContext,
     MemoryItem,
-    build_query,
     collection_name,
     dedupe_key,
     items_from_memory_file,
@@ -58,7 +59,6 @@ from charmemory.ports import IndexHit
 from charmemory.services.retrieval import RetrievalService
 
 BENCH = Path(__file__).resolve().parent
-DATA = BENCH / "data"
 RESULTS = BENCH / "RESULTS.md"
 CACHE = BENCH / ".cache" / "embeddings.db"  # embeddings kept between runs (not in git)
 POOL = 30  # candidates per signal, as the service's default
@@ -150,59 +150,6 @@ def open_db(folder: Path, name: str) -> sqlite3.Connection:
 
 def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q))
-
-
-# ---- the labelled set ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Query:
-    character: str
-    kind: str
-    text: str
-    answers: tuple[str, ...]  # item ids
-
-
-def load_labelled() -> tuple[dict[str, list[MemoryItem]], dict[str, str], list[Query]]:
-    items: dict[str, list[MemoryItem]] = {}
-    files: dict[str, str] = {}
-    for path in sorted((DATA / "memories").glob("*.md")):
-        name = path.stem
-        files[name] = path.read_text(encoding="utf-8")
-        items[name] = items_from_memory_file(
-            f"char:{name}", path.name, parse_memory_file(files[name])
-        )
-    queries = []
-    for raw in json.loads((DATA / "queries.json").read_text(encoding="utf-8")):
-        pool = items[raw["character"]]
-        answers = []
-        for fragment in raw["answers"]:
-            found = [item.id for item in pool if fragment in item.text]
-            if len(found) != 1:
-                sys.exit(f"answer {fragment!r} matches {len(found)} bullets of {raw['character']}")
-            answers.append(found[0])
-        text = raw.get("query") or build_query(raw["messages"])
-        queries.append(Query(raw["character"], raw["kind"], text, tuple(answers)))
-    return items, files, queries
-
-
-def check_paraphrases(items: dict[str, list[MemoryItem]], queries: list[Query]) -> None:
-    """A paraphrase must share no word (after stemming) with any of its answers."""
-    stemmer = Stemmer(sqlite3.connect(":memory:", isolation_level=None))
-
-    def terms(text: str) -> set[str]:
-        return {term for found in stemmer.terms(query_words(text)) for term in found}
-
-    by_id = {item.id: item for pool in items.values() for item in pool}
-    offenders = [
-        f"{query.text!r} / {by_id[answer].text!r}"
-        for query in queries
-        if query.kind == "paraphrase"
-        for answer in query.answers
-        if terms(query.text) & terms(by_id[answer].text.replace("{{user}}", ""))
-    ]
-    if offenders:
-        sys.exit("paraphrases sharing words with their answers:\n" + "\n".join(offenders))
 
 
 async def candidates_per_query(

@@ -1,0 +1,73 @@
+"""The labelled extraction excerpts in bench/data are valid test data, and the bench scores
+inverted readings and trivia as labelled."""
+
+import json
+
+from bench.extraction_quality import DATA, Score, holds, load_excerpts, score_answer
+
+from charmemory.core.extraction_answer import ParsedAnswer
+
+RAW = json.loads(DATA.read_text(encoding="utf-8"))["excerpts"]
+
+
+def source(excerpt: dict) -> str:
+    texts = [excerpt["card"], excerpt["character"], excerpt["user"]]
+    return "\n".join(texts + [m["text"] for m in excerpt["messages"]]).lower()
+
+
+def test_there_are_thirty_excerpts_and_a_hundred_and_twenty_facts() -> None:
+    assert len(RAW) >= 30
+    assert sum(len(excerpt["facts"]) for excerpt in RAW) >= 120
+    assert len({excerpt["id"] for excerpt in RAW}) == len(RAW)
+
+
+def test_keywords_come_from_the_excerpt() -> None:
+    missing = [
+        (excerpt["id"], keyword)
+        for excerpt in RAW
+        for keywords in [f["keywords"] for f in excerpt["facts"]] + excerpt.get("trivia", [])
+        for keyword in keywords
+        if keyword.lower() not in source(excerpt)
+    ]
+    assert missing == []
+
+
+def test_a_fact_and_its_inverted_reading_are_told_apart() -> None:
+    for excerpt in RAW:
+        for fact in excerpt["facts"]:
+            readings = fact.get("wrong_keywords", [])
+            assert bool(readings) == ("inverted" in fact), fact["fact"]
+            if readings:
+                assert holds(fact["fact"], fact["keywords"]), fact["fact"]
+                assert not any(holds(fact["fact"], reading) for reading in readings), fact
+                assert any(holds(fact["inverted"], reading) for reading in readings), fact
+
+
+def test_trivia_keywords_name_no_fact() -> None:
+    clashes = [
+        (excerpt["id"], keywords, fact["fact"])
+        for excerpt in RAW
+        for keywords in excerpt.get("trivia", [])
+        for fact in excerpt["facts"]
+        if holds(fact["fact"], keywords)
+    ]
+    assert clashes == []
+
+
+def test_the_facts_are_recalled_and_their_inverted_readings_counted() -> None:
+    right, wrong = Score(), Score()
+    for excerpt, raw in zip(load_excerpts(), RAW, strict=True):
+        labelled = [fact for fact in raw["facts"] if "inverted" in fact]
+        score_answer(right, excerpt, ParsedAnswer([[fact["fact"] for fact in labelled]]), [])
+        score_answer(wrong, excerpt, ParsedAnswer([[fact["inverted"] for fact in labelled]]), [])
+    count = sum("inverted" in fact for excerpt in RAW for fact in excerpt["facts"])
+    assert (right.recalled, right.inverted, right.trivia) == (count, 0, 0)
+    assert (wrong.recalled, wrong.inverted) == (0, count)
+
+
+def test_trivia_is_counted() -> None:
+    score = Score()
+    excerpt = next(e for e in load_excerpts() if e.id == "slice-of-life-bus-stop-chatter")
+    bullets = ["It was freezing at the bus stop.", "Dev is taking welding classes on Mondays."]
+    score_answer(score, excerpt, ParsedAnswer([bullets]), [])
+    assert (score.trivia, score.recalled) == (1, 1)
