@@ -45,3 +45,7 @@ class ReadOnlyWorkspaceError(CharMemoryError):
 
 class ConfigError(CharMemoryError):
     """A setting is missing or invalid."""
+
+
+class DamagedDatabaseError(CharMemoryError):
+    """The workspace's own database cannot be read; `charmemory repair` rebuilds it."""

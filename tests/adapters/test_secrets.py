@@ -88,3 +88,17 @@ def test_redactor_scrubs_known_keys_and_bearer_credentials(secrets: SecretsFile)
     text = f"echo {KEY} and env-key-999999; Authorization: Bearer unknown-token-abcdef"
     assert keys.redact(text) == ("echo [redacted] and [redacted]; Authorization: Bearer [redacted]")
     assert Redactor(["abc", "abcdef"])("xabcdefx abc") == "x[redacted]x [redacted]"
+
+
+def test_every_key_stored_or_in_the_environment_is_redacted_every_time(
+    secrets: SecretsFile,
+) -> None:
+    # Keys without a known prefix, so only knowing them can remove them.
+    stored = {"openrouter": "orkey0123456789abcdef", "mistral": "mistralkey9876543210"}
+    for provider, key in stored.items():
+        secrets.set(provider, key)
+    from_env = "envkey5566778899aabb"
+    keys = ApiKeys(secrets, {API_KEY_ENV: from_env})
+    text = " | ".join([*stored.values(), from_env] * 3)
+    shown = keys.redact(text)
+    assert shown == " | ".join(["[redacted]"] * 9)

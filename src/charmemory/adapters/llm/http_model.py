@@ -25,14 +25,15 @@ from charmemory.adapters.llm.provider_errors import (
     MalformedResponseError,
     ModelListUnavailableError,
     ModelNotFoundError,
+    Redact,
 )
 from charmemory.adapters.llm.reasoning import ThinkSplitter, check_answered, split_think
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.llm.sse import ServerSentEvent
 from charmemory.adapters.llm.transport import Endpoint, Transport
-from charmemory.adapters.secrets import Redactor
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import StructuredOutput, json_schema_hint
+from charmemory.core.redaction import Redactor
 from charmemory.ports import (
     FREE_TEXT,
     AnswerFormat,
@@ -95,7 +96,12 @@ class HttpChatModel(ABC):
     enforces_json: ClassVar[bool] = True
 
     def __init__(
-        self, settings: ModelSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+        self,
+        settings: ModelSettings,
+        api_key: str | None,
+        *,
+        retry: RetryPolicy | None = None,
+        redact: Redact | None = None,
     ):
         self.provider = settings.provider
         self.model = settings.model
@@ -106,7 +112,8 @@ class HttpChatModel(ABC):
             model=settings.model,
             base_url=settings.base_url,
             has_extra_params=bool(settings.extra_params),
-            redact=Redactor([api_key]),
+            # Every key known, not just this one: a server may echo any of them.
+            redact=redact or Redactor([api_key]),
         )
         self.transport = Transport(
             Endpoint(
