@@ -4,13 +4,24 @@ A memory file is `<name>-memories.md`, where every character outside
 `[A-Za-z0-9_-]` becomes `_`; per-chat mode adds `-chat<sanitised chat id>`.
 A per-character override may name the file directly (per-chat mode adds the
 chat to it). Nothing derived here can leave the directory it is meant for.
+
+Filesystems take names of at most 255 bytes, and a write needs room for its
+temporary file (`.<name>.<pid>.tmp`) beside the target. A derived name longer
+than `MAX_NAME_BYTES` keeps its beginning and its suffix and gets a short hash
+of the whole name in between, so it stays the same on every run and two long
+names that differ only at the end stay apart. An override longer than that is
+refused: a person chose it, so it is not rewritten behind their back.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from charmemory.errors import UnsafePathError
+
+MAX_NAME_BYTES = 240  # 255, less the temporary file's `.` + `.<pid>.tmp`
+_HASH_CHARS = 10
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 # Names Windows refuses and that make a file hard to reach from a shell.
@@ -35,13 +46,27 @@ def memory_file_name(
         if chat_id is None:
             return name
         stem, dot, suffix = name.rpartition(".")
-        return f"{stem or suffix}-chat{sanitize(chat_id)}{dot + suffix if stem else ''}"
+        if not stem:
+            return fitted(f"{suffix}-chat{sanitize(chat_id)}")
+        return fitted(f"{stem}-chat{sanitize(chat_id)}", dot + suffix)
     if not character.strip():
         raise UnsafePathError("a character needs a name before it can have a memory file")
     stem = sanitize(character)
     if chat_id is not None:
         stem = f"{stem}-chat{sanitize(chat_id)}"
-    return f"{stem}-memories.md"
+    return fitted(stem, "-memories.md")
+
+
+def fitted(stem: str, suffix: str = "") -> str:
+    """`stem + suffix`, its stem shortened with a hash of it when the name is too long."""
+    name = stem + suffix
+    if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
+        return name
+    tag = "-" + hashlib.sha256(stem.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+    room = MAX_NAME_BYTES - len((tag + suffix).encode("utf-8"))
+    # Cut on a character boundary, so an override's multi-byte letter is never split.
+    kept = stem.encode("utf-8")[:room].decode("utf-8", errors="ignore")
+    return kept + tag + suffix
 
 
 def checked_file_name(name: str, *, default_suffix: str = "") -> str:
@@ -59,4 +84,10 @@ def checked_file_name(name: str, *, default_suffix: str = "") -> str:
         )
     if default_suffix and "." not in cleaned:
         cleaned += default_suffix
+    size = len(cleaned.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise UnsafePathError(
+            f"{cleaned[:40]!r}… is too long for a file name ({size} bytes in UTF-8; "
+            f"at most {MAX_NAME_BYTES})"
+        )
     return cleaned

@@ -1,0 +1,84 @@
+"""Hostile names, bytes and files: every command answers with one clear line, never a traceback."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from charmemory.cli.application import run
+from tests.support.extraction_fixtures import alternating, line
+
+LONG_NAME = "Captain" + " Mira Vance the Unbowed of the Northern Reach" * 7  # 322 characters
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    assert run(["init", "-w", str(root)]) == 0
+    return root
+
+
+def cli(capsys: pytest.CaptureFixture[str], ws: Path, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = run([*args, "-w", str(ws)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(result: tuple[int, str, str], *expected: str) -> None:
+    code, _, err = result
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    for text in expected:
+        assert text in err
+
+
+def add_character(ws: Path, name: str, *, stem: str = "card", chats: int = 0) -> None:
+    card = {"name": name, "description": "An airship captain."}
+    (ws / "characters" / f"{stem}.json").write_text(json.dumps(card), encoding="utf-8")
+    for number in range(chats):
+        header = {"user_name": "Alex", "character_name": name, "chat_metadata": {}}
+        messages = [{**m, "name": name if not m["is_user"] else "Alex"} for m in alternating(4)]
+        chat = ws / "chats" / stem / f"{name[:100]} - 2026-02-1{number}@10h00m00s000ms.jsonl"
+        chat.parent.mkdir(parents=True, exist_ok=True)
+        chat.write_text("\n".join(line(m) for m in [header, *messages]), encoding="utf-8")
+
+
+# -- long names --------------------------------------------------------------------------
+
+
+def test_a_character_with_a_very_long_name_gets_a_memory_file(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, LONG_NAME)
+    assert cli(capsys, ws, "pin", LONG_NAME, "Mira owns a compass.")[0] == 0
+    code, out, _ = cli(capsys, ws, "memories", "show", LONG_NAME)
+    assert code == 0 and "Mira owns a compass." in out
+    assert cli(capsys, ws, "status", LONG_NAME)[0] == 0
+    [memory_file] = (ws / "user" / "files").iterdir()
+    assert len(memory_file.name.encode()) <= 240
+
+
+def test_per_chat_files_of_a_long_name_fit_too(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "C" * 120
+    add_character(ws, name, chats=2)
+    assert cli(capsys, ws, "settings", "set", "extraction.per_chat", "on")[0] == 0
+    chats = sorted(p.stem for p in (ws / "chats" / "card").iterdir())
+    for chat in chats:
+        assert cli(capsys, ws, "pin", name, f"A fact of {chat[-20:]}.", "--chat", chat)[0] == 0
+        code, out, _ = cli(capsys, ws, "memories", "show", name, "--chat", chat)
+        assert code == 0 and f"A fact of {chat[-20:]}." in out
+    assert cli(capsys, ws, "status", name)[0] == 0
+    assert len(list((ws / "user" / "files").iterdir())) == 2
+
+
+def test_an_override_too_long_for_a_file_name_is_refused_and_nothing_breaks(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira")
+    result = cli(capsys, ws, "settings", "set", "extraction.file_name_override", "n" * 300,
+                 "--character", "Mira")  # fmt: skip
+    one_line_error(result, "too long for a file name")
+    assert cli(capsys, ws, "pin", "Mira", "Mira owns a compass.")[0] == 0
+    assert cli(capsys, ws, "status", "Mira")[0] == 0
