@@ -82,3 +82,83 @@ def test_an_override_too_long_for_a_file_name_is_refused_and_nothing_breaks(
     one_line_error(result, "too long for a file name")
     assert cli(capsys, ws, "pin", "Mira", "Mira owns a compass.")[0] == 0
     assert cli(capsys, ws, "status", "Mira")[0] == 0
+
+
+# -- bytes that are not UTF-8 --------------------------------------------------------------
+
+NOT_UTF8 = "bad \udcff"  # how Python hands over the argument bytes b"bad \xff"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pin", "Mira", NOT_UTF8],
+        ["settings", "set", "model.system_prompt", NOT_UTF8],
+        ["search", "Mira", NOT_UTF8],
+        ["memories", "add", "Mira", NOT_UTF8],
+        ["chats", "Mira\ud800"],
+    ],
+)
+def test_arguments_that_are_not_utf8_are_refused(
+    ws: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    add_character(ws, "Mira")
+    one_line_error(cli(capsys, ws, *args), "is not UTF-8 text")
+    assert not list((ws / "user" / "files").iterdir())
+
+
+def test_files_that_are_not_utf8_are_format_errors(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("caf\xe9 {{char}}\n".encode("cp1252"))
+    one_line_error(cli(capsys, ws, "prompt", "set", "extraction", str(bad)), "bad.txt", "UTF-8")
+    one_line_error(cli(capsys, ws, "search", "Mira", "--queries", str(bad)), "bad.txt", "UTF-8")
+
+
+# -- paths that are not what they should be --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["import", "{tmp}"], "is a folder, not a file"),
+        (["import", "/dev/null"], "is a device, not a file"),
+        (["prompt", "set", "extraction", "{tmp}"], "is a folder, not a file"),
+        (["search", "Mira", "--queries", "{tmp}"], "is a folder, not a file"),
+        (["import", "{tmp}/missing.png"], "no such file"),
+        (["import", "{tmp}/" + "n" * 300 + ".png"], "File name too long"),
+    ],
+)
+def test_a_path_that_is_not_a_file_is_called_what_it_is(
+    ws: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    expected: str,
+) -> None:
+    add_character(ws, "Mira")
+    argv = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    one_line_error(cli(capsys, ws, *argv), expected)
+
+
+def test_a_file_given_as_the_workspace_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    for args in (["init"], ["characters"], ["init", "-w", str(afile / "sub")]):
+        capsys.readouterr()
+        code = run(["-w", str(afile), *args])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and str(afile) in err, err
+
+
+def test_a_folder_where_the_memory_file_should_be_is_named(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira")
+    (ws / "user" / "files" / "Mira-memories.md").mkdir()
+    for args in (["memories", "show", "Mira"], ["pin", "Mira", "A fact."], ["status", "Mira"]):
+        one_line_error(cli(capsys, ws, *args), "Mira-memories.md is a folder")
