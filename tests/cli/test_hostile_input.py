@@ -162,3 +162,34 @@ def test_a_folder_where_the_memory_file_should_be_is_named(
     (ws / "user" / "files" / "Mira-memories.md").mkdir()
     for args in (["memories", "show", "Mira"], ["pin", "Mira", "A fact."], ["status", "Mira"]):
         one_line_error(cli(capsys, ws, *args), "Mira-memories.md is a folder")
+
+
+# -- a memory file saved in another encoding -------------------------------------------------
+
+
+def test_history_diff_undo_and_clear_work_on_a_file_in_another_encoding(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira")
+    assert cli(capsys, ws, "pin", "Mira", "Mira owns a compass.")[0] == 0
+    assert cli(capsys, ws, "pin", "Mira", "Mira drinks café au lait.")[0] == 0
+    memory_file = ws / "user" / "files" / "Mira-memories.md"
+    good = memory_file.read_bytes()
+    memory_file.write_bytes(good.decode("utf-8").encode("cp1252"))  # an editor's "ANSI"
+
+    one_line_error(cli(capsys, ws, "memories", "show", "Mira"), "not UTF-8", "undo --to")
+    code, out, _ = cli(capsys, ws, "history", "Mira")
+    assert code == 0 and "v3" in out and "outside edit" in out
+    code, out, _ = cli(capsys, ws, "diff", "Mira", "2")
+    assert code == 0 and "+- Mira drinks caf\ufffd au lait." in out
+    code, out, _ = cli(capsys, ws, "undo", "Mira", "--to", "2")
+    assert code == 0 and "restored v2" in out
+    assert memory_file.read_bytes() == good
+    code, out, _ = cli(capsys, ws, "memories", "show", "Mira")
+    assert code == 0 and "café au lait" in out
+
+    memory_file.write_bytes(good.decode("utf-8").encode("cp1252"))
+    code, out, _ = cli(capsys, ws, "clear", "Mira", "--yes")
+    assert code == 0 and "Mira-memories.md" in out and not memory_file.exists()
+    assert cli(capsys, ws, "undo", "Mira")[0] == 0  # the cleared bytes are in the history
+    assert memory_file.read_bytes() == good.decode("utf-8").encode("cp1252")

@@ -167,11 +167,12 @@ class ExtractionAdmin:
         for location in sorted(
             self._access.locator.every_file(character), key=lambda place: place.file
         ):
-            memories = self._files.load(location.file)
-            if memories.exists:
+            # Not read as text: a file in another encoding can be cleared too.
+            version = self._files.current_version(location.file)
+            if version.digest is not None:
                 # The history keeps the file's last version: `undo` brings it back.
-                self._files.delete(memories, cause=CLEAR)
-                removed.append(memories.file)
+                self._files.delete(location.file, version, cause=CLEAR)
+                removed.append(location.file)
             await self._access.announce(location, parse_memory_file(""))
         # Kept so that `undo` of this clear also restores what was extracted.
         self._state.keep_cleared(character.name, self._state.snapshot(character.name))
