@@ -193,3 +193,65 @@ def test_history_diff_undo_and_clear_work_on_a_file_in_another_encoding(
     assert code == 0 and "Mira-memories.md" in out and not memory_file.exists()
     assert cli(capsys, ws, "undo", "Mira")[0] == 0  # the cleared bytes are in the history
     assert memory_file.read_bytes() == good.decode("utf-8").encode("cp1252")
+
+
+# -- one damaged chat among good ones --------------------------------------------------------
+
+
+def test_one_malformed_chat_is_named_and_the_others_still_listed(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira", chats=3)
+    good, broken, other = sorted((ws / "chats" / "card").iterdir())
+    broken.write_text(broken.read_text(encoding="utf-8") + '\n{"name": oops}', encoding="utf-8")
+
+    code, out, err = cli(capsys, ws, "chats", "Mira")
+    assert code == 0
+    assert f"{good.stem}\t4 messages" in out and f"{other.stem}\t4 messages" in out
+    assert broken.stem not in out and f"skipped {broken.stem}: {broken.name}:6" in err
+
+    code, out, err = cli(capsys, ws, "status", "Mira")
+    assert code == 0 and out.count("last extracted: none of 4") == 2
+    assert broken.stem in out and "cannot be read" in err and "not valid JSON" in err
+    one_line_error(cli(capsys, ws, "status", "Mira", "--chat", broken.stem), "not valid JSON")
+
+
+# -- errors that say what is wrong ------------------------------------------------------------
+
+
+def test_a_lorebook_whose_entries_are_a_list_is_called_a_lorebook(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = tmp_path / "Eldoria.json"
+    book.write_text(json.dumps({"name": "Eldoria", "entries": [{"keys": ["x"]}]}), "utf-8")
+    one_line_error(cli(capsys, ws, "import", str(book)), "lorebook in an unsupported shape")
+
+
+def test_a_card_and_a_chat_nothing_identifies_say_what_to_pass(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = tmp_path / "Mira.json"
+    card.write_text(json.dumps({"name": "Mira", "description": "A captain."}), "utf-8")
+    chat = tmp_path / "Forest walk.jsonl"
+    header = {"user_name": "unused", "character_name": "unused", "chat_metadata": {}}
+    messages = [{**m, "name": "Lyra" if not m["is_user"] else "Alex"} for m in alternating(4)]
+    chat.write_text("\n".join(line(m) for m in [header, *messages]), encoding="utf-8")
+
+    one_line_error(cli(capsys, ws, "import", str(card), str(chat)), "--character")
+    code, out, _ = cli(capsys, ws, "import", str(card), str(chat), "--character", "Mira")
+    assert code == 0 and "owner: Mira" in out
+
+
+@pytest.mark.parametrize("chats", [0, 1])
+def test_an_unknown_chat_is_the_same_error_for_every_command(
+    ws: Path, capsys: pytest.CaptureFixture[str], chats: int
+) -> None:
+    add_character(ws, "Mira", chats=chats)
+    errors = set()
+    for command in (["memories", "show"], ["status"], ["history"], ["pin"]):
+        extra = ["A fact."] if command == ["pin"] else []
+        result = cli(capsys, ws, *command, "Mira", *extra, "--chat", "nosuch")
+        one_line_error(result, "nosuch" if chats else "no chats yet")
+        errors.add(result[2])
+    assert len(errors) == 1
+    one_line_error(cli(capsys, ws, "memories", "show", "Mira", "--chat", "../../etc/passwd"))

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.errors import FormatError
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
@@ -79,7 +80,11 @@ def chats(
     who = library.character(character)
     refs = library.chats(who)
     for ref in refs:
-        loaded = library.load_chat(ref)
+        try:
+            loaded = library.load_chat(ref)
+        except FormatError as error:  # one damaged chat must not hide the others
+            typer.secho(f"skipped {ref.id}: {error}", err=True, fg=typer.colors.YELLOW)
+            continue
         typer.echo(f"{ref.id}\t{len(loaded.chat.messages)} messages")
     if not refs:
         typer.echo(f"{who.name} has no chats yet")

@@ -14,7 +14,7 @@ from charmemory.core.watermark import (
     messages_to_extract,
     pending_character_messages,
 )
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, FormatError
 from charmemory.formats.memory_file import (
     append_block,
     build_block,
@@ -36,6 +36,7 @@ class ChatStatus:
     progress: str  # `n/N msgs` toward the next automatic extraction
     readiness: str  # `Ready`, `Off` or the cooldown left
     changed: list[str]  # messages edited, swiped or deleted after extraction
+    problem: str = ""  # why the chat could not be read (the other fields are then empty)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,14 @@ class ExtractionAdmin:
         now = datetime.now(UTC)
         chats = []
         for ref in refs:
-            loaded = self._library.load_chat(ref)
+            try:
+                loaded = self._library.load_chat(ref)
+            except FormatError as error:
+                if chat_id is not None:
+                    raise
+                # One damaged chat must not hide where the others stand.
+                chats.append(ChatStatus(ref.id, 0, -1, "", "", [], problem=str(error)))
+                continue
             sources = source_messages(loaded)
             stored = self._state.chat(character.name, ref.id)
             watermark = Watermark(
