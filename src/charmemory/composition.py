@@ -41,6 +41,7 @@ from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.secrets import API_KEY_ENV, SECRETS_FILE_NAME, ApiKeys, SecretsFile
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.sqlite_index import SqliteIndex
+from charmemory.adapters.state_database import StateDatabaseFile
 from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
@@ -56,6 +57,7 @@ from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.memory_search import MemorySearch
 from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
+from charmemory.services.repair import AfterRebuild, RepairService
 from charmemory.services.retrieval import RetrievalService
 from charmemory.services.settings import SettingsService
 
@@ -227,6 +229,17 @@ class App:
         return MemoryHistoryService(
             self.memory_access,
             on_clear_undone=lambda name: self.extraction_admin.restore_cleared_state(name),
+        )
+
+    @cached_property
+    def repair(self) -> RepairService:
+        """Rebuilds the state database; nothing that opens it is built before it is sound."""
+        return RepairService(
+            StateDatabaseFile(self.workspace),
+            self.library,
+            after_rebuild=lambda: AfterRebuild(
+                self._memory_files, self._extraction_state, self.locator, self.activity
+            ),
         )
 
     @cached_property

@@ -1,6 +1,7 @@
 """Hostile names, bytes and files: every command answers with one clear line, never a traceback."""
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,47 @@ def test_an_unknown_chat_is_the_same_error_for_every_command(
         errors.add(result[2])
     assert len(errors) == 1
     one_line_error(cli(capsys, ws, "memories", "show", "Mira", "--chat", "../../etc/passwd"))
+
+
+# -- a damaged state database ----------------------------------------------------------------
+
+
+def test_a_damaged_state_database_is_named_by_every_command_and_repair_rebuilds_it(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira", chats=1)
+    assert cli(capsys, ws, "pin", "Mira", "Mira owns a compass.")[0] == 0
+    database = ws / "charmemory" / "state.db"
+    for suffix in ("-wal", "-shm"):
+        database.with_name(database.name + suffix).unlink(missing_ok=True)
+    database.write_bytes(b"\x00garbage" * 512)
+
+    for args in (["status", "Mira"], ["memories", "show", "Mira"], ["log"], ["settings", "show"]):
+        one_line_error(cli(capsys, ws, *args), f"{database} is damaged", "charmemory repair")
+
+    code, out, _ = cli(capsys, ws, "repair")
+    assert code == 0 and "rebuilt the state database (file is not a database)" in out
+    [copy] = database.parent.glob("state.db.damaged-*")
+    assert copy.read_bytes() == b"\x00garbage" * 512 and str(copy) in out
+    assert "1 memory file recorded as it is now" in out
+    code, out, _ = cli(capsys, ws, "memories", "show", "Mira")
+    assert code == 0 and "Mira owns a compass." in out
+    code, out, _ = cli(capsys, ws, "repair")
+    assert code == 0 and "is sound; nothing rebuilt" in out
+
+
+def test_a_page_damaged_under_a_running_command_is_one_line(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira")
+    assert cli(capsys, ws, "pin", "Mira", "Mira owns a compass.")[0] == 0
+    database = ws / "charmemory" / "state.db"
+    conn = sqlite3.connect(database)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    [root] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'activity'").fetchone()
+    [page_size] = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    with database.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xde\xad" * (page_size // 2))
+    one_line_error(cli(capsys, ws, "log"), f"{database} is damaged", "malformed")

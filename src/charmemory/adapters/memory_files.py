@@ -61,6 +61,17 @@ class MemoryFiles:
         """The file as it is now; a change made outside charmemory is recorded first."""
         return _parsed(file, self._recorded_read(file))
 
+    def all_files(self) -> list[str]:
+        """Every memory file in the workspace's memory folder, by workspace-relative path."""
+        folder = self._ws.files_dir
+        if not folder.is_dir():
+            return []
+        return sorted(
+            path.relative_to(self._ws.root).as_posix()
+            for path in folder.glob("*.md")
+            if path.is_file()
+        )
+
     def current_version(self, file: str) -> FileVersion:
         """The file's version, recorded first if it changed outside charmemory.
 
