@@ -4,7 +4,10 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.atomic_file import FileLocks
+from charmemory.adapters.migrations import MIGRATIONS
+from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.secrets import API_KEY_ENV, ApiKeys, KeyLookup, Redactor, SecretsFile
+from charmemory.adapters.sqlite_db import connect
 from charmemory.errors import ConfigError
 
 KEY = "sk-or-v1-0123456789abcdef"
@@ -102,3 +105,11 @@ def test_every_key_stored_or_in_the_environment_is_redacted_every_time(
     text = " | ".join([*stored.values(), from_env] * 3)
     shown = keys.redact(text)
     assert shown == " | ".join(["[redacted]"] * 9)
+
+
+async def test_the_retrieval_log_keeps_no_key(tmp_path: Path) -> None:
+    log = SqliteRetrievalLog(connect(tmp_path / "state.db", MIGRATIONS), redact=Redactor([KEY]))
+    await log.record("char:Mira", f"my key is {KEY}", {}, [{"text": KEY}], f"- {KEY}")
+    record = await log.last("char:Mira")
+    assert record is not None
+    assert KEY not in f"{record.query} {record.candidates} {record.injected}"

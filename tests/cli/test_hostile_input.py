@@ -300,3 +300,24 @@ def test_a_page_damaged_under_a_running_command_is_one_line(
         handle.seek((root - 1) * page_size)
         handle.write(b"\xde\xad" * (page_size // 2))
     one_line_error(cli(capsys, ws, "log"), f"{database} is damaged", "malformed")
+
+
+def test_what_the_filesystem_raises_mid_command_is_one_line(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_character(ws, "Mira")
+    files = ws / "user" / "files"
+    files.rmdir()
+    files.write_text("a file where the memory folder should be", encoding="utf-8")
+    one_line_error(cli(capsys, ws, "pin", "Mira", "A fact."), "user/files", "Not a directory")
+
+
+def test_an_error_line_never_shows_a_key(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env_key = "q1w2e3r4t5y6u7i8o9p0"
+    monkeypatch.setenv("CHARMEMORY_API_KEY", env_key)
+    for name in (env_key, "sk-live-0123456789abcdefgh", f"Bearer {env_key}x"):
+        code, _, err = cli(capsys, ws, "chats", name)
+        one_line_error((code, "", err), "unknown character", "[redacted]")
+        assert env_key not in err and "0123456789abcdefgh" not in err
