@@ -11,7 +11,9 @@ not at all, so a page that no longer reads costs that part only.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +21,7 @@ from pathlib import Path
 from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.sqlite_db import connect, database_error, transaction
 from charmemory.adapters.workspace import Workspace
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.ports import Salvaged
 
 # What a part is called, its tables, and the JSON columns a row must hold valid JSON in.
@@ -76,6 +78,8 @@ class StateDatabaseFile:
 
     def set_aside(self) -> Path:
         """Move the database (and its journal) beside itself; the next use makes a new one."""
+        if not self.path.exists():
+            raise NotFoundError(f"there is no {self.path} yet; nothing to rebuild")
         self._ws.close()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         copy = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
@@ -108,28 +112,41 @@ class StateDatabaseFile:
         return Salvaged(tuple(recovered), tuple(lost), NOT_CARRIED)
 
     def _readable_parts(self, damaged: Path) -> list[_Part]:
-        try:
-            # Brought up to this version's schema first, when it reads that far.
-            conn = connect(damaged, MIGRATIONS)
-        except CharMemoryError:
-            return []
-        try:
-            parts = []
-            for name, tables, json_columns in _PARTS:
-                try:
-                    rows = {
-                        table: _with_valid_json(
-                            conn.execute(f"SELECT * FROM {table}").fetchall(),
-                            json_columns.get(table),
-                        )
-                        for table in tables
-                    }
-                except sqlite3.DatabaseError:
-                    continue
-                parts.append(_Part(name, rows))
-            return parts
-        finally:
-            conn.close()
+        # Read from a scratch copy: opening a database can write to it (its WAL is
+        # folded in, an older schema upgraded), and the kept file stays as it was.
+        with tempfile.TemporaryDirectory(dir=self.path.parent) as scratch:
+            copy = Path(scratch) / damaged.name
+            for suffix in ("", "-wal"):
+                journal = damaged.with_name(damaged.name + suffix)
+                if journal.exists():
+                    shutil.copyfile(journal, copy.with_name(copy.name + suffix))
+            try:
+                # Brought up to this version's schema first, when it reads that far.
+                conn = connect(copy, MIGRATIONS)
+            except CharMemoryError:
+                return []
+            return _parts_of(conn)
+
+
+def _parts_of(conn: sqlite3.Connection) -> list[_Part]:
+    """Each part whose tables all read to the end, with their rows (then `conn` is closed)."""
+    try:
+        parts = []
+        for name, tables, json_columns in _PARTS:
+            try:
+                rows = {
+                    table: _with_valid_json(
+                        conn.execute(f"SELECT * FROM {table}").fetchall(),
+                        json_columns.get(table),
+                    )
+                    for table in tables
+                }
+            except sqlite3.DatabaseError:
+                continue
+            parts.append(_Part(name, rows))
+        return parts
+    finally:
+        conn.close()
 
 
 def _with_valid_json(rows: list[sqlite3.Row], column: str | None) -> list[sqlite3.Row]:

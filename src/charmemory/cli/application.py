@@ -156,7 +156,7 @@ def _report(error: CharMemoryError) -> int:
 def refuse_undecodable(args: list[str]) -> None:
     """Refuse arguments that are not UTF-8, before any command can store or send them.
 
-    Python hands undecodable bytes over as lone surrogates (`\udcff` for 0xff),
+    Python hands undecodable bytes over as lone surrogates (`\\udcff` for 0xff),
     which no file, database or HTTP request can take.
     """
     for arg in args:
