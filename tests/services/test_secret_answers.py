@@ -2,9 +2,12 @@
 
 from pathlib import Path
 
+import pytest
+
 from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
+from charmemory.core.consolidation_answer import UnusableConsolidationError
 from charmemory.ports import Completion
 from tests.support.extraction_fixtures import (
     CHARACTER,
@@ -85,3 +88,18 @@ async def test_consolidated_memories_that_repeat_a_key_are_dropped_with_a_warnin
     assert STORED_KEY not in preview.result and STORED_KEY not in " ".join(preview.warnings)
     await app.consolidation.apply(preview.id)
     assert STORED_KEY not in everything_kept(ws)
+
+
+async def test_a_rejected_answer_quoting_a_key_does_not_quote_it_in_the_error(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(
+        '<memory chat="c1" date="2026-02-15 10:42">\n- Mira owns a compass.\n'
+        "- Mira fears deep water.\n</memory>\n",
+        encoding="utf-8",
+    )
+    app = app_answering(ws, f'<memory sources="1">\nthe key is {ENV_KEY}\n</memory>')
+    with pytest.raises(UnusableConsolidationError) as caught:
+        await app.consolidation.preview(CHARACTER)
+    assert "[redacted]" in str(caught.value) and ENV_KEY not in str(caught.value)

@@ -207,8 +207,9 @@ class ConsolidationService:
                 completion.text, chunk, finish_reason=completion.finish_reason
             )
         except UnusableConsolidationError as error:
-            self._record("consolidate.rejected", f"{where}: {error}", character, level="warning")
-            raise UnusableConsolidationError(f"{where}: {error}") from None
+            reason = self._redact(f"{where}: {error}")  # it may quote the answer
+            self._record("consolidate.rejected", reason, character, level="warning")
+            raise UnusableConsolidationError(reason) from None
 
     def _without_secrets(
         self, proposed: list[ProposedBlock]
