@@ -39,6 +39,7 @@ def test_a_replacement_is_never_searched_again() -> None:
         ("your key sk-HOSTILE-KEY-93afb2c1d0e9f8", f"your key {REDACTED}"),
         ("groq gsk_abcdefghijklmnop1234", f"groq {REDACTED}"),
         ("xai-ABCDEFGHIJKL0123 and nvapi-abcdefghijkl0123", f"{REDACTED} and {REDACTED}"),
+        ("sk-ant-api03-Zx9" + "q" * 90, REDACTED),
     ],
 )
 def test_credentials_are_removed_whoever_they_belong_to(text: str, shown: str) -> None:
@@ -46,7 +47,14 @@ def test_credentials_are_removed_whoever_they_belong_to(text: str, shown: str) -
 
 
 @pytest.mark.parametrize(
-    "text", ["a task-force of twelve", "risk-assessment-report", "sk-short", "ask-me-anything-now"]
+    "text",
+    [
+        "a task-force of twelve",
+        "risk-assessment-report",
+        "sk-short1",
+        "ask-me-anything-now",
+        "the sk-learn-tutorial-for-beginners",  # long, but no digit
+    ],
 )
 def test_ordinary_words_are_left_alone(text: str) -> None:
     assert Redactor()(text) == text
@@ -54,9 +62,9 @@ def test_ordinary_words_are_left_alone(text: str) -> None:
 
 def test_memories_revealing_a_secret_are_dropped_with_a_warning_that_shows_none() -> None:
     kept, warnings = without_secrets(
-        ["Mira owns a compass.", f"The key is {PLAIN}.", "Alex said sk-abcdefghijklmnopq."],
+        ["Mira owns a compass.", f"The key is {PLAIN}.", "Alex said sk-abcdefghijklmnop7."],
         Redactor([PLAIN]),
     )
     assert kept == ["Mira owns a compass."]
     assert len(warnings) == 2 and all(w.startswith("secret: ") for w in warnings)
-    assert PLAIN not in " ".join(warnings) and "sk-abcdefghijklmnopq" not in " ".join(warnings)
+    assert PLAIN not in " ".join(warnings) and "sk-abcdefghijklmnop7" not in " ".join(warnings)

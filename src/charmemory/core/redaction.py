@@ -21,8 +21,10 @@ _CREDENTIAL = re.compile(
     r"[A-Za-z0-9._~+/=-]{8,}"
 )
 # Tokens shaped like the keys of OpenAI, Anthropic, OpenRouter, DeepSeek (sk-),
-# Groq (gsk_), xAI (xai-) and NVIDIA (nvapi-); long enough that words are safe.
-_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_-])(?:sk-|gsk_|xai-|nvapi-)[A-Za-z0-9_-]{12,}")
+# Groq (gsk_), xAI (xai-) and NVIDIA (nvapi-): long, with a digit, so words are safe.
+_KEY_SHAPED = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:sk-|gsk_|xai-|nvapi-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{16,}"
+)
 
 
 class Redactor:
