@@ -42,9 +42,6 @@ class Redactor:
         text = _CREDENTIAL.sub(lambda m: m.group(1) + REDACTED, text)
         return _KEY_SHAPED.sub(REDACTED, text)
 
-    def reveals_secret(self, text: str) -> bool:
-        return self(text) != text
-
 
 SECRET = "secret"
 
