@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.composition import read_text_file
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
 from charmemory.errors import NotFoundError
 from charmemory.services.prompts import KINDS, PromptKind
@@ -54,10 +55,8 @@ def set_prompt(
     strategy: StrategyOption = CONSERVATIVE,
 ) -> None:
     """Use the prompt in FILE (extraction placeholders: {{char}}, {{recentMessages}} ...)."""
-    if not file.is_file():
-        raise NotFoundError(f"no such file: {file}")
     chosen = _kind(kind)
-    warnings = state.app().prompts.replace(chosen, file.read_text(encoding="utf-8"), strategy)
+    warnings = state.app().prompts.replace(chosen, read_text_file(file), strategy)
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
     typer.echo(f"{kind} prompt saved; `charmemory prompt reset {kind}` restores the default")

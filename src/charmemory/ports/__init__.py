@@ -64,6 +64,8 @@ from charmemory.ports.workspace import (
     LoadedChat,
     LoadedMemories,
     MemoryFileStore,
+    Salvaged,
+    StateDatabase,
 )
 
 __all__ = [
@@ -109,7 +111,9 @@ __all__ = [
     "RetrievalLog",
     "RetrievalRecord",
     "Role",
+    "Salvaged",
     "SettingsRepository",
+    "StateDatabase",
     "StreamDelta",
     "SyncProgress",
     "SyncReport",
