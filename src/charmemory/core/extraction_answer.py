@@ -57,6 +57,12 @@ _SENTENCE_END = tuple(".!?…\"'”’»)]*_~")
 # charts, Navigator Carrow?" as a memory.
 # Hyphens are part of the word: "a thank-you note" is a fact.
 _SECOND_PERSON = re.compile(r"(?<![\w-])(?:you|your|yours|yourself|yourselves)(?![\w-])", re.I)
+# A whole block closing the text: its tags on their own lines, only `- ` bullets inside.
+_FINAL_BLOCK = re.compile(
+    r"(?:\A|\n)[ \t]*(<memory\b[^>\n]*>[ \t]*\n(?:[ \t]*\n)*"
+    r"(?:[ \t]*-[ \t]+\S[^\n]*\n(?:[ \t]*\n)*)+[ \t]*</memory\s*>)\Z",
+    re.I,
+)
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»')
 _REFUSAL = re.compile(
     r"\b(?:i'?m sorry|i am sorry|i apologi[sz]e|i can'?t|i cannot|i won'?t|i will not|"
@@ -116,6 +122,23 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
     # Only copied dialogue: the model read the chat and found no fact in it.
     nothing_new = not blocks and (said_nothing_new or bool(spoken))
     return ParsedAnswer(blocks, warnings, nothing_new=nothing_new)
+
+
+def answer_in_reasoning(reasoning: str) -> str | None:
+    """The answer a model left at the very end of its reasoning, or None.
+
+    Some models (and some provider settings) return an empty content field with the
+    whole answer inside the reasoning. Reasoning is full of drafts, so only what it
+    ends with counts: one complete `<memory>` block of `- ` bullets, or a last line
+    saying NO_NEW_MEMORIES. Anything after it, an unclosed block or a line that is
+    not a bullet means it was still drafting: None.
+    """
+    text = reasoning.replace("\r\n", "\n").rstrip()
+    block = _FINAL_BLOCK.search(text)
+    if block is not None:
+        return block.group(1)
+    last_line = text.rpartition("\n")[2]
+    return SENTINEL if _is_sentinel(last_line) else None
 
 
 def is_speech(bullet: str) -> bool:

@@ -22,7 +22,12 @@ from charmemory.core.existing_memories import (
     recent_first,
     select_existing,
 )
-from charmemory.core.extraction_answer import ParsedAnswer, merge_blocks, parse_answer
+from charmemory.core.extraction_answer import (
+    ParsedAnswer,
+    answer_in_reasoning,
+    merge_blocks,
+    parse_answer,
+)
 from charmemory.core.extraction_prompt import PromptValues, render_prompt
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.memory_location import MemoryLocation
@@ -369,9 +374,16 @@ class ExtractionService:
                 "extract.error", str(error), level="error", character=character.name, chat=ref.id
             )
             raise
+        text = completion.text
+        # An empty answer may have been given inside the reasoning; only its very end counts.
+        from_reasoning = None if text.strip() else answer_in_reasoning(completion.reasoning)
         self._log.record(
             "extract.response",
-            f"answer of {len(completion.text)} characters ({completion.finish_reason or 'done'})",
+            f"answer of {len(text)} characters ({completion.finish_reason or 'done'})"
+            if from_reasoning is None
+            else "the answer was empty; the memories are the ones the model's reasoning "
+            f"ended with ({len(from_reasoning)} characters)",
+            level="info" if from_reasoning is None else "warning",
             character=character.name,
             chat=ref.id,
             data={
@@ -379,11 +391,12 @@ class ExtractionService:
                 "completion_tokens": completion.usage.completion_tokens,
                 "reasoning_chars": len(completion.reasoning),
                 "finish_reason": completion.finish_reason,
-                **({"response": completion.text} if settings.verbose_log else {}),
+                **({"answer_from": "reasoning"} if from_reasoning is not None else {}),
+                **({"response": text} if settings.verbose_log else {}),
             },
         )
         return parse_answer(
-            completion.text,
+            text if from_reasoning is None else from_reasoning,
             max_bullets=settings.max_bullets,
             finish_reason=completion.finish_reason,
         )
