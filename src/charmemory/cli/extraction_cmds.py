@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import signal
 import time
 from typing import Annotated
@@ -18,8 +19,9 @@ from rich.progress import (
 )
 
 from charmemory.cli.application import app, state
+from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
 from charmemory.errors import ConfigError
-from charmemory.services.extraction import ExtractionReport, ExtractionService
+from charmemory.services.extraction import ChunkOutcome, ExtractionReport, ExtractionService
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -54,11 +56,36 @@ def _print_report(report: ExtractionReport) -> None:
             typer.secho(f"  warning: {warning}", fg=typer.colors.YELLOW, err=True)
         for text in outcome.saved:
             typer.echo(f"  - {text}")
+        if outcome.left_out:
+            _print_left_out(report, outcome)
     if not report.planned_messages:
         typer.echo("no unprocessed messages")
     elif report.stopped:
         typer.echo(f"stopped; progress saved ({len(report.chunks)}/{report.planned_chunks} calls)")
     typer.echo(f"memory file: {report.memory_file}")
+
+
+LEFT_OUT_BECAUSE = {
+    OVER_CAP: "over the bullet cap, extraction.max_bullets",
+    SPEECH: 'speaks to someone ("you") instead of stating a fact',
+    TRUNCATED: "cut off by the length limit, extraction.max_response_tokens",
+}
+
+
+def _print_left_out(report: ExtractionReport, outcome: ChunkOutcome) -> None:
+    """Bullets the model wrote that were not saved, and how to have those messages read again."""
+    typer.secho(
+        f"  left out {len(outcome.left_out)} (also in `charmemory log --verbose`):",
+        fg=typer.colors.YELLOW,
+    )
+    for item in outcome.left_out:
+        typer.echo(f"  x {item.text}  [{LEFT_OUT_BECAUSE.get(item.reason, item.reason)}]")
+    span = f"{outcome.first}-{outcome.last}"
+    again = shlex.join(
+        ["charmemory", "extract", report.character, "--chat", report.chat, "--range", span]
+    )
+    again += " --force"
+    typer.echo(f"  these messages count as extracted; to extract them again: {again}")
 
 
 @app.command()

@@ -27,16 +27,25 @@ SPEECH = "speech"
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A bullet the model wrote that is not saved, and why (TRUNCATED, SPEECH, OVER_CAP)."""
+
+    reason: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ParsedAnswer:
     """Bullets by block, in answer order. Each warning reads `<code>: <detail>`."""
 
     blocks: list[list[str]]
     warnings: list[str] = field(default_factory=list)
     nothing_new: bool = False
+    left_out: list[LeftOut] = field(default_factory=list)
 
     @property
     def bullets(self) -> list[str]:
-        return [bullet for block in self.blocks for bullet in block]
+        return _flat(self.blocks)
 
     def has_warning(self, code: str) -> bool:
         return any(warning.split(":", 1)[0] == code for warning in self.warnings)
@@ -88,6 +97,7 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
         blocks = [_bullets(text, plain_lines=False)]
         cut_block = False
 
+    left_out: list[LeftOut] = []
     if unfinished_reasoning:
         warnings.append(f"{TRUNCATED}: the answer ended inside the model's reasoning")
     elif finish_reason == "length" or cut_block:
@@ -95,11 +105,12 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
         warnings.append(f"{TRUNCATED}: the answer {why}; only complete bullets were kept")
         last_closed = bool(pieces) and not cut_block
         if not last_closed and blocks[-1] and not blocks[-1][-1].endswith(_SENTENCE_END):
-            blocks[-1].pop()
+            left_out.append(LeftOut(TRUNCATED, blocks[-1].pop()))
 
     spoken = [bullet for block in blocks for bullet in block if is_speech(bullet)]
     if spoken:
         blocks = [[bullet for bullet in block if not is_speech(bullet)] for block in blocks]
+        left_out += [LeftOut(SPEECH, bullet) for bullet in spoken]
         warnings.append(
             f"{SPEECH}: left out {len(spoken)} bullet(s) that speak to someone instead of "
             f"stating a fact, e.g. {spoken[0]!r}"
@@ -107,7 +118,9 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
     blocks = [block for block in blocks if block]
     total = sum(len(block) for block in blocks)
     if total > max_bullets:
-        blocks = _first(blocks, max_bullets)
+        kept = _first(blocks, max_bullets)
+        left_out += [LeftOut(OVER_CAP, bullet) for bullet in _flat(blocks)[max_bullets:]]
+        blocks = kept
         warnings.append(
             f"{OVER_CAP}: the model wrote {total} bullets; kept the first {max_bullets}"
         )
@@ -121,7 +134,7 @@ def parse_answer(text: str, *, max_bullets: int, finish_reason: str | None = Non
         warnings.append(_empty_reason(text))
     # Only copied dialogue: the model read the chat and found no fact in it.
     nothing_new = not blocks and (said_nothing_new or bool(spoken))
-    return ParsedAnswer(blocks, warnings, nothing_new=nothing_new)
+    return ParsedAnswer(blocks, warnings, nothing_new=nothing_new, left_out=left_out)
 
 
 def answer_in_reasoning(reasoning: str) -> str | None:
@@ -233,6 +246,10 @@ def _clean_bullet(text: str) -> str:
 
 def _is_sentinel(text: str) -> bool:
     return re.sub(r"[^a-z]", "", text.lower()) == "nonewmemories"
+
+
+def _flat(blocks: list[list[str]]) -> list[str]:
+    return [bullet for block in blocks for bullet in block]
 
 
 def _first(blocks: list[list[str]], limit: int) -> list[list[str]]:

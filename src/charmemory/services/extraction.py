@@ -23,6 +23,7 @@ from charmemory.core.existing_memories import (
     select_existing,
 )
 from charmemory.core.extraction_answer import (
+    LeftOut,
     ParsedAnswer,
     answer_in_reasoning,
     merge_blocks,
@@ -87,6 +88,9 @@ class ChunkOutcome:
     dropped: list[str]
     warnings: list[str]
     nothing_new: bool
+    # Bullets the model wrote that were not saved (over the cap, addressed to someone,
+    # cut off), while the messages count as extracted.
+    left_out: list[LeftOut] = field(default_factory=list)
 
 
 @dataclass
@@ -323,14 +327,30 @@ class ExtractionService:
         self._log.record(
             "extract.saved",
             f"messages {first}-{last}: {len(bullets)} memories saved"
-            + (f", {len(deduped.dropped)} duplicates dropped" if deduped.dropped else ""),
+            + (f", {len(deduped.dropped)} duplicates dropped" if deduped.dropped else "")
+            + (f", {len(parsed.left_out)} left out" if parsed.left_out else ""),
             level="warning" if parsed.warnings else "info",
             character=character.name,
             chat=ref.id,
-            data={"saved": bullets, "dropped": deduped.dropped, "warnings": parsed.warnings},
+            data={
+                "saved": bullets,
+                "dropped": deduped.dropped,
+                "warnings": parsed.warnings,
+                **(
+                    {"left_out": [{"reason": o.reason, "text": o.text} for o in parsed.left_out]}
+                    if parsed.left_out
+                    else {}
+                ),
+            },
         )
         return ChunkOutcome(
-            first, last, bullets, deduped.dropped, parsed.warnings, parsed.nothing_new
+            first,
+            last,
+            bullets,
+            deduped.dropped,
+            parsed.warnings,
+            parsed.nothing_new,
+            parsed.left_out,
         )
 
     async def _ask(
