@@ -199,17 +199,20 @@ class App:
 
     @cached_property
     def extraction_admin(self) -> ExtractionAdmin:
-        return ExtractionAdmin(self.extraction, self.memory_access, self._extraction_state)
+        return ExtractionAdmin(
+            self.extraction, self.memory_access, self._extraction_state, log=self.activity
+        )
 
     @cached_property
     def memories(self) -> MemoryManager:
-        return MemoryManager(self.memory_access, clock=self._clock)
+        return MemoryManager(self.memory_access, clock=self._clock, log=self.activity)
 
     @cached_property
     def history(self) -> MemoryHistoryService:
         return MemoryHistoryService(
             self.memory_access,
             on_clear_undone=lambda name: self.extraction_admin.restore_cleared_state(name),
+            log=self.activity,
         )
 
     @cached_property

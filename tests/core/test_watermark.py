@@ -10,6 +10,7 @@ from charmemory.core.watermark import (
     Watermark,
     changed_since_extraction,
     chunk,
+    index_ranges,
     messages_to_extract,
     pending_character_messages,
     reconcile_watermark,
@@ -237,3 +238,16 @@ def test_after_any_deletions_exactly_the_surviving_unprocessed_messages_are_extr
         # With the last extracted message gone, a message that moved into its place
         # cannot be told from a swipe of it: "changed" (replaced) is reported instead.
         assert {change.kind for change in reported} <= {"deleted", "changed"}
+
+
+@pytest.mark.parametrize(
+    ("indices", "shown"),
+    [
+        ([], ""),
+        ([4], "4"),
+        (range(148), "0-147"),
+        ([9, 0, 1, 2, 12, 14, 15, 2], "0-2, 9, 12, 14-15"),
+    ],
+)
+def test_message_indices_read_as_ranges(indices: list[int], shown: str) -> None:
+    assert index_ranges(indices) == shown

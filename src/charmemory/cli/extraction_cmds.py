@@ -20,7 +20,7 @@ from rich.progress import (
 
 from charmemory.cli.application import app, state
 from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
-from charmemory.errors import ConfigError
+from charmemory.errors import ConfigError, NotFoundError
 from charmemory.services.extraction import ChunkOutcome, ExtractionReport, ExtractionService
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
@@ -249,9 +249,11 @@ def log(
 ) -> None:
     """The activity log: every step charmemory took."""
     activity = state.app().activity
+    who = _logged_character(character) if character is not None else None
     last = 0
+    shown_prompts = False
     while True:
-        for entry in activity.entries(character=character, after_id=last, limit=limit):
+        for entry in activity.entries(character=who, after_id=last, limit=limit):
             where = "/".join(x for x in (entry.character, entry.chat) if x)
             typer.echo(f"{entry.at} {entry.level:<7} {entry.kind:<18} {where}  {entry.message}")
             if verbose and entry.data:
@@ -259,7 +261,30 @@ def log(
                     "    "
                     + json.dumps(entry.data, ensure_ascii=False, indent=2).replace("\n", "\n    ")
                 )
+                shown_prompts |= bool(VERBOSE_KEYS & entry.data.keys())
             last = entry.id
+        if verbose and not shown_prompts:
+            typer.echo(
+                "no prompts or answers were recorded: they are kept only while "
+                "extraction.verbose_log is on (`charmemory settings set extraction.verbose_log "
+                "true`, then extract)"
+            )
+            shown_prompts = True  # said once
         if not follow:
             return
         time.sleep(1.0)
+
+
+# What an extraction records only with extraction.verbose_log on.
+VERBOSE_KEYS = frozenset({"prompt", "response"})
+
+
+def _logged_character(name: str) -> str:
+    """The character's name as the log keeps it; unknown and never logged: an error."""
+    try:
+        return state.app().library.character(name).name
+    except NotFoundError:
+        # A character whose card is gone still has its history in the log.
+        if state.app().activity.entries(character=name, limit=1):
+            return name
+        raise

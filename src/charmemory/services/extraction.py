@@ -39,6 +39,7 @@ from charmemory.core.watermark import (
     SourceMessage,
     Watermark,
     chunk,
+    index_ranges,
     messages_to_extract,
     pending_character_messages,
     reconcile_watermark,
@@ -239,7 +240,7 @@ class ExtractionService:
                 f"{len(todo)} messages to extract in {len(chunks)} calls",
                 character=character.name,
                 chat=ref.id,
-                data={"indices": [m.index for m in todo]},
+                data={"messages": index_ranges(m.index for m in todo)},
             )
             progress(report, 0, len(chunks))
             for number, part in enumerate(chunks, start=1):

@@ -21,7 +21,7 @@ from charmemory.formats.memory_file import (
     format_block_date,
     parse_memory_file,
 )
-from charmemory.ports import ExtractionStateStore
+from charmemory.ports import ActivityRecorder, ExtractionStateStore
 from charmemory.services.extraction import ExtractionService, source_messages
 from charmemory.services.memory_access import MemoryFileAccess
 
@@ -69,9 +69,15 @@ class BatchPlan:
 
 class ExtractionAdmin:
     def __init__(
-        self, extraction: ExtractionService, access: MemoryFileAccess, state: ExtractionStateStore
+        self,
+        extraction: ExtractionService,
+        access: MemoryFileAccess,
+        state: ExtractionStateStore,
+        *,
+        log: ActivityRecorder,
     ):
         self._extraction = extraction
+        self._log = log
         self._access = access
         self._library = access.library
         self._files = access.files
@@ -150,12 +156,25 @@ class ExtractionAdmin:
         new = append_block(memories.memories, block)
         self._files.save(memories, new, cause="pin")
         warnings = await self._access.announce(located.location, new)
-        return Pinned(memories.file, [b.text for b in block.bullets], warnings)
+        pinned = [b.text for b in block.bullets]
+        self._log.record(
+            "memory.pin",
+            f"pinned {len(pinned)} memories in {memories.file}",
+            character=located.character.name,
+            chat=located.chat.id if located.chat else None,
+            data={"memories": pinned},
+        )
+        return Pinned(memories.file, pinned, warnings)
 
     def reset(self, character_name: str) -> None:
         """Forget what was extracted from the character's chats; memories stay."""
         character = self._library.character(character_name)
         self._state.reset(character.name)
+        self._log.record(
+            "extract.reset",
+            "extraction progress reset for every chat; memories kept",
+            character=character.name,
+        )
 
     async def clear(self, character_name: str, *, confirmed: bool) -> list[str]:
         """Delete the character's memory files and reset extraction; returns what went."""
@@ -176,6 +195,13 @@ class ExtractionAdmin:
         # Kept so that `undo` of this clear also restores what was extracted.
         self._state.keep_cleared(character.name, self._state.snapshot(character.name))
         self._state.reset(character.name)
+        self._log.record(
+            "memory.clear",
+            f"removed {', '.join(removed) if removed else 'nothing (no memory file)'}; "
+            "extraction progress reset (`charmemory undo` brings both back)",
+            character=character.name,
+            data={"removed": removed},
+        )
         return removed
 
     def restore_cleared_state(self, character_name: str) -> bool:

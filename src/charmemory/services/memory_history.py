@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from charmemory.core.memory_diff import unified_diff
 from charmemory.core.memory_history import CLEAR, Version, undo_target
 from charmemory.errors import CharMemoryError
+from charmemory.ports import ActivityRecorder
 from charmemory.services.memory_access import MemoryFileAccess
 
 DELETED = "(no file)"
@@ -39,8 +40,10 @@ class MemoryHistoryService:
         access: MemoryFileAccess,
         *,
         on_clear_undone: Callable[[str], object] = lambda character: None,
+        log: ActivityRecorder | None = None,
     ):
         self._access = access
+        self._log = log
         # Undoing a clear brings the memories back; this brings back what the
         # clear reset beside them (extraction progress), so nothing is re-extracted.
         self._on_clear_undone = on_clear_undone
@@ -82,6 +85,16 @@ class MemoryHistoryService:
             self._on_clear_undone(located.character.name)
         restored = files.load(loaded.file)
         warnings = await self._access.announce(located.location, restored.memories)
+        if self._log is not None:
+            self._log.record(
+                "memory.undo",
+                f"{loaded.file}: version {target.number} ({target.cause}) restored as version "
+                f"{recorded.number}"
+                + ("; extraction progress from before the clear restored" if undoes_clear else ""),
+                character=located.character.name,
+                chat=located.chat.id if located.chat else None,
+                data={"restored": target.number, "recorded": recorded.number},
+            )
         return Undone(loaded.file, target, recorded, tuple(warnings))
 
     def _shown(self, file: str, number: int) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from charmemory.core.memory_history import ADD, DELETE, EDIT
 from charmemory.errors import CharMemoryError, ConflictError
@@ -26,7 +27,7 @@ from charmemory.formats.memory_file import (
     replace_bullet,
     stray_tag_warning,
 )
-from charmemory.ports import LoadedMemories
+from charmemory.ports import ActivityRecorder, LoadedMemories
 from charmemory.services.memory_access import Located, MemoryFileAccess
 
 MANUAL_CHAT = "manual"
@@ -73,9 +74,16 @@ class Changed:
 
 
 class MemoryManager:
-    def __init__(self, access: MemoryFileAccess, *, clock: Callable[[], datetime] | None = None):
+    def __init__(
+        self,
+        access: MemoryFileAccess,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        log: ActivityRecorder | None = None,
+    ):
         self._access = access
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._log = log
 
     def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
         located, loaded = self._access.load(character_name, chat)
@@ -95,7 +103,15 @@ class MemoryManager:
         ref = find_bullet(loaded.memories, memory_id)
         new = replace_bullet(loaded.memories, ref.address, text)
         new_id = next(r.memory_id for r in list_bullets(new) if r.address == ref.address)
-        return await self._save(located, loaded, new, (new_id,), EDIT, f"memory {memory_id}")
+        return await self._save(
+            located,
+            loaded,
+            new,
+            (new_id,),
+            EDIT,
+            f"memory {memory_id}",
+            {"id": memory_id, "before": ref.text, "after": text, "new_id": new_id},
+        )
 
     async def delete(
         self,
@@ -111,7 +127,9 @@ class MemoryManager:
         new = delete_bullet(loaded.memories, ref.address)
         if not new.blocks[ref.address.block].bullets:
             new = delete_block(new, ref.address.block)
-        return await self._save(located, loaded, new, (), DELETE, f"memory {memory_id}")
+        return await self._save(
+            located, loaded, new, (), DELETE, f"memory {memory_id}", {"text": ref.text}
+        )
 
     async def add(
         self,
@@ -132,7 +150,9 @@ class MemoryManager:
         new = append_block(loaded.memories, block)
         last = new.block_count - 1
         ids = tuple(r.memory_id for r in list_bullets(new) if r.address.block == last)
-        return await self._save(located, loaded, new, ids, ADD, f"{len(ids)} memories")
+        return await self._save(
+            located, loaded, new, ids, ADD, f"{len(ids)} memories", {"memories": texts}
+        )
 
     def _loaded(
         self, character_name: str, chat: str | None, expect: str | None
@@ -153,10 +173,19 @@ class MemoryManager:
         ids: tuple[str, ...],
         cause: str,
         detail: str,
+        data: dict[str, Any],
     ) -> Changed:
         self._access.files.save(loaded, new, cause=cause, detail=detail)
         warnings = await self._access.announce(located.location, new)
         version = self._access.latest_version(located.location)
+        if self._log is not None:
+            self._log.record(
+                f"memory.{cause}",
+                f"{cause}: {detail} in {loaded.file} (version {version})",
+                character=located.character.name,
+                chat=located.chat.id if located.chat else None,
+                data=data,
+            )
         return Changed(loaded.file, ids, version, tuple(warnings))
 
 
