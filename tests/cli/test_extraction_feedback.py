@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from charmemory.adapters.workspace import Workspace
 from charmemory.cli.application import run
+from charmemory.cli.extraction_cmds import progress_label
 from tests.support.extraction_fixtures import (
     CHARACTER,
     CHAT_ID,
@@ -13,7 +15,12 @@ from tests.support.extraction_fixtures import (
     memory_block,
     write_chat,
 )
-from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.scripted_llm import (
+    RecordedRequest,
+    ScriptedLLMServer,
+    Step,
+    openai_completion,
+)
 
 
 @pytest.fixture
@@ -26,6 +33,7 @@ def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.M
     monkeypatch.setenv("CHARMEMORY_PROVIDER", "custom")
     monkeypatch.setenv("CHARMEMORY_BASE_URL", llm_server.base_url)
     monkeypatch.setenv("CHARMEMORY_MODEL", "scripted")
+    monkeypatch.setenv("CHARMEMORY_MAX_RETRIES", "0")
     monkeypatch.setenv("CHARMEMORY_HOME", str(ws.root))
     return ws.root
 
@@ -135,3 +143,70 @@ def test_every_change_to_memories_or_progress_is_logged(
     assert '"before": "Mira hates fog."' in out and '"after": "Mira hates sea fog."' in out
     assert '"text": "Alex sings."' in out
     assert "progress from before the clear restored" in out
+
+
+def test_a_range_needs_force_only_over_processed_messages(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    assert run(["extract", CHARACTER, "--range", "4-6"]) == 0  # never extracted: no --force
+    assert "messages 4-6: nothing new" in capsys.readouterr().out
+    assert run(["extract", CHARACTER, "--range", "5-8"]) == 2
+    assert "messages 5-6 were already extracted (up to 6); add --force" in capsys.readouterr().err
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    assert run(["extract", CHARACTER, "--range", "5-8", "--force"]) == 0
+    assert len(llm_server.requests) == 2
+
+
+def test_nothing_to_extract_says_how_to_read_messages_again(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    assert run(["extract", CHARACTER]) == 0
+    capsys.readouterr()
+    assert run(["extract", CHARACTER]) == 0
+    out = capsys.readouterr().out
+    assert "no unprocessed messages" in out
+    assert "charmemory extract Mira --range FIRST-LAST --force" in out
+    assert "charmemory reset Mira" in out
+
+
+def answer_by_chat(request: RecordedRequest) -> Step:
+    """Refuses the chat whose lines start at 100; a memory from each other chat."""
+    prompt = "\n".join(m["content"] for m in request.json["messages"])
+    if "line 100." in prompt:
+        return Step(json=openai_completion("I'm sorry, but I can't help with that."))
+    first = prompt.split("Alex says line ", 1)[1].split(".", 1)[0]
+    return Step(json=openai_completion(memory_block(f"A fact from the chat at {first}.")))
+
+
+def test_a_failing_chat_does_not_end_the_batch(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = Workspace.open(ws_root)
+    refused = "Mira - 2026-03-01@09h00m00s000ms"
+    write_chat(ws, alternating(10, start=100), chat_id=refused)
+    write_chat(ws, alternating(10, start=200), chat_id="Mira - 2026-03-02@09h00m00s000ms")
+    ws.close()
+    for _ in range(3):
+        llm_server.reply_with(answer_by_chat)
+
+    assert run(["batch", CHARACTER, "--all", "--yes"]) == 1
+    captured = capsys.readouterr()
+    assert "2 memories saved" in captured.out
+    assert "1 of the chats failed" in captured.err
+    assert f"  {refused}: " in captured.err and "declined" in captured.err
+    assert len(llm_server.requests) == 3
+
+    llm_server.reply_with(answer_by_chat)
+    assert run(["batch", CHARACTER, "--all", "--yes"]) == 1  # only the refused chat is left
+    assert f"  {refused}: 10 messages, 1 calls" in capsys.readouterr().out
+    assert "batch: this chat failed" in logged(capsys)
+
+
+def test_the_batch_progress_label_keeps_the_chats_date() -> None:
+    long = "Sir Reginald the Unusually Verbose Knight of Ashvale - 2026-03-01@09h00m00s000ms"
+    label = progress_label(long)
+    assert len(label) == 48 and label.endswith("2026-03-01@09h00m00s000ms")
+    assert label.startswith("Sir Reginald") and "…" in label
+    assert progress_label(CHAT_ID) == CHAT_ID

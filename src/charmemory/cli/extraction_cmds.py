@@ -7,6 +7,7 @@ import json
 import shlex
 import signal
 import time
+from itertools import accumulate
 from typing import Annotated
 
 import typer
@@ -22,6 +23,7 @@ from charmemory.cli.application import app, state
 from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.services.extraction import ChunkOutcome, ExtractionReport, ExtractionService
+from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -59,7 +61,12 @@ def _print_report(report: ExtractionReport) -> None:
         if outcome.left_out:
             _print_left_out(report, outcome)
     if not report.planned_messages:
-        typer.echo("no unprocessed messages")
+        who = shlex.quote(report.character)
+        typer.echo(
+            "no unprocessed messages; to read messages again: "
+            f"`charmemory extract {who} --range FIRST-LAST --force`, or "
+            f"`charmemory reset {who}` to start every chat over (memories are kept)"
+        )
     elif report.stopped:
         typer.echo(f"stopped; progress saved ({len(report.chunks)}/{report.planned_chunks} calls)")
     typer.echo(f"memory file: {report.memory_file}")
@@ -96,7 +103,8 @@ def extract(
         int | None, typer.Option("--up-to", help="Extract Here: stop after this message index.")
     ] = None,
     range_: Annotated[
-        str | None, typer.Option("--range", help="Re-extract messages FIRST-LAST (with --force).")
+        str | None,
+        typer.Option("--range", help="Messages FIRST-LAST (processed ones need --force)."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Allow --range over processed messages.")] = False,
     dry_run: Annotated[
@@ -107,12 +115,15 @@ def extract(
     model: ModelOption = None,
 ) -> None:
     """Extract memories from a chat's unprocessed messages (Extract Now / Extract Here)."""
-    if range_ is not None and not force:
-        raise ConfigError("--range re-extracts processed messages; add --force to confirm")
     forced = _parse_range(range_) if range_ is not None else None
     report = asyncio.run(
         _service(provider, model).extract(
-            character, chat, up_to=up_to, forced_range=forced, dry_run=dry_run or print_prompt
+            character,
+            chat,
+            up_to=up_to,
+            forced_range=forced,
+            force=force,
+            dry_run=dry_run or print_prompt,
         )
     )
     if report.chosen_because:
@@ -138,11 +149,15 @@ def batch(
     provider: ProviderOption = None,
     model: ModelOption = None,
 ) -> None:
-    """Extract from many chats; Ctrl-C stops after the current call with progress saved."""
+    """Extract from many chats; Ctrl-C stops after the current call with progress saved.
+
+    A chat whose extraction fails is named at the end (its messages stay
+    unprocessed) and the others go on; the exit code is then 1.
+    """
     if not chat and not all_chats:
         raise ConfigError("name chats with --chat (repeatable) or pass --all")
-    service = _service(provider, model)
-    plan = state.app().extraction_admin.batch_plan(character, None if all_chats else chat)
+    admin = state.app({"provider": provider, "model": model}).extraction_admin
+    plan = admin.batch_plan(character, None if all_chats else chat)
     for chat_id, messages, calls in plan.chats:
         typer.echo(f"  {chat_id}: {messages} messages, {calls} calls")
     typer.echo(f"batch: {plan.messages} messages in {plan.calls} LLM calls")
@@ -150,17 +165,31 @@ def batch(
         return
     if not yes and not typer.confirm("run it?", default=True):
         raise typer.Exit(1)
-    asyncio.run(_run_batch(service, character, [(c, n) for c, _, n in plan.chats if n]))
+    outcome = asyncio.run(_run_batch(admin, character, [(c, n) for c, _, n in plan.chats if n]))
+    typer.echo(f"{outcome.saved} memories saved")
+    if outcome.stopped:
+        typer.echo("stopped; progress is saved per call, run the batch again to continue")
+    if outcome.failed:
+        typer.secho(
+            f"{len(outcome.failed)} of the chats failed (their messages stay unprocessed; "
+            "run the batch again to retry them):",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        for failure in outcome.failed:
+            typer.secho(f"  {failure.chat}: {failure.error}", err=True)
+        raise typer.Exit(1)
 
 
 async def _run_batch(
-    service: ExtractionService, character: str, chats: list[tuple[str, int]]
-) -> None:
+    admin: ExtractionAdmin, character: str, chats: list[tuple[str, int]]
+) -> BatchOutcome:
     """Chat by chat, call by call, under a progress bar; Ctrl-C stops after the current call."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, stop.set)
-    saved = 0
+    starts = accumulate((calls for _, calls in chats), initial=0)
+    calls_before = {chat_id: start for (chat_id, _), start in zip(chats, starts, strict=False)}
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -171,24 +200,28 @@ async def _run_batch(
     try:
         with Progress(*columns, transient=False) as bar:
             task = bar.add_task("batch", total=sum(calls for _, calls in chats))
-            for chat_id, _ in chats:
-                if stop.is_set():
-                    break
-                bar.update(task, description=chat_id[:40])
 
-                def advance(report: ExtractionReport, done: int, total: int) -> None:
-                    if done:
-                        bar.advance(task)
+            def advance(report: ExtractionReport, done: int, total: int) -> None:
+                # Counted from the chat's start, so a chat that failed halfway is passed over.
+                bar.update(
+                    task,
+                    description=progress_label(report.chat),
+                    completed=calls_before[report.chat] + done,
+                )
 
-                report = await service.extract(character, chat_id, progress=advance, stop=stop)
-                saved += report.saved
-                if report.stopped:
-                    break
+            return await admin.run_batch(
+                character, [c for c, _ in chats], progress=advance, stop=stop
+            )
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-    typer.echo(f"{saved} memories saved")
-    if stop.is_set():
-        typer.echo("stopped; progress is saved per call, run the batch again to continue")
+
+
+def progress_label(chat_id: str, width: int = 48) -> str:
+    """A chat's name that fits `width`, shortened in the middle: its date stays readable."""
+    if len(chat_id) <= width:
+        return chat_id
+    head = width // 3
+    return f"{chat_id[:head]}…{chat_id[len(chat_id) - (width - head - 1) :]}"
 
 
 @app.command()

@@ -44,7 +44,7 @@ from charmemory.core.watermark import (
     pending_character_messages,
     reconcile_watermark,
 )
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, ConfigError
 from charmemory.formats.chat import message_fingerprint
 from charmemory.formats.memory_file import (
     append_block,
@@ -116,7 +116,7 @@ class Progress(Protocol):
     def __call__(self, report: ExtractionReport, done: int, total: int) -> None: ...
 
 
-def _no_progress(report: ExtractionReport, done: int, total: int) -> None:
+def no_progress(report: ExtractionReport, done: int, total: int) -> None:
     return None
 
 
@@ -214,11 +214,16 @@ class ExtractionService:
         *,
         up_to: int | None = None,
         forced_range: tuple[int, int] | None = None,
+        force: bool = False,
         dry_run: bool = False,
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
         stop: asyncio.Event | None = None,
     ) -> ExtractionReport:
-        """Extract Now (everything unprocessed), Extract Here (`up_to`) or a forced range."""
+        """Extract Now (everything unprocessed), Extract Here (`up_to`) or a range.
+
+        A range over messages already extracted needs `force`: their memories are
+        most likely saved already.
+        """
         character = self._library.character(character_name)
         ref, chosen_because = self._chat(character, chat_id)
         if not dry_run:
@@ -231,6 +236,8 @@ class ExtractionService:
             loaded = self._library.load_chat(ref)
             sources = source_messages(loaded)
             watermark = self.current_watermark(character, ref, sources, persist=not dry_run)
+            if forced_range is not None and not force:
+                _check_unprocessed(forced_range, watermark)
             todo = messages_to_extract(sources, watermark, up_to=up_to, forced_range=forced_range)
             chunks = chunk(todo, settings.messages_per_call) if todo else []
             report.planned_messages = len(todo)
@@ -561,6 +568,16 @@ def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
         )
         for index, message in enumerate(loaded.chat.messages)
     ]
+
+
+def _check_unprocessed(span: tuple[int, int], watermark: Watermark) -> None:
+    first, last = span
+    if first <= watermark.last_index:
+        done = f"{first}-{min(last, watermark.last_index)}"
+        raise ConfigError(
+            f"messages {done} were already extracted (up to {watermark.last_index}); "
+            "add --force to extract them again"
+        )
 
 
 def _stored_blocks(memories: LoadedMemories) -> list[StoredBlock]:

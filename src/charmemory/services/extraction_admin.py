@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from charmemory.core.memory_history import CLEAR
@@ -22,7 +24,12 @@ from charmemory.formats.memory_file import (
     parse_memory_file,
 )
 from charmemory.ports import ActivityRecorder, ExtractionStateStore
-from charmemory.services.extraction import ExtractionService, source_messages
+from charmemory.services.extraction import (
+    ExtractionService,
+    Progress,
+    no_progress,
+    source_messages,
+)
 from charmemory.services.memory_access import MemoryFileAccess
 
 PINNED_CHAT = "pinned"
@@ -65,6 +72,22 @@ class BatchPlan:
     @property
     def calls(self) -> int:
         return sum(c for _, _, c in self.chats)
+
+
+@dataclass(frozen=True)
+class ChatFailure:
+    chat: str
+    error: str
+
+
+@dataclass
+class BatchOutcome:
+    """A batch run: memories saved, the chats that failed (their messages stay
+    unprocessed) and whether it was stopped before the end."""
+
+    saved: int = 0
+    failed: list[ChatFailure] = field(default_factory=list)
+    stopped: bool = False
 
 
 class ExtractionAdmin:
@@ -143,6 +166,42 @@ class ExtractionAdmin:
                 (ref.id, len(todo), len(chunk(todo, settings.messages_per_call)) if todo else 0)
             )
         return BatchPlan(rows)
+
+    async def run_batch(
+        self,
+        character_name: str,
+        chat_ids: Sequence[str],
+        *,
+        progress: Progress = no_progress,
+        stop: asyncio.Event | None = None,
+    ) -> BatchOutcome:
+        """Extract chat after chat; a chat that fails is recorded and the batch goes on."""
+        character = self._library.character(character_name)
+        outcome = BatchOutcome()
+        for chat_id in chat_ids:
+            if stop is not None and stop.is_set():
+                outcome.stopped = True
+                break
+            try:
+                report = await self._extraction.extract(
+                    character.name, chat_id, progress=progress, stop=stop
+                )
+            except CharMemoryError as error:
+                outcome.failed.append(ChatFailure(chat_id, str(error)))
+                self._log.record(
+                    "extract.batch",
+                    f"batch: this chat failed ({error}); its remaining messages stay "
+                    "unprocessed, the batch goes on",
+                    level="error",
+                    character=character.name,
+                    chat=chat_id,
+                )
+                continue
+            outcome.saved += report.saved
+            if report.stopped:
+                outcome.stopped = True
+                break
+        return outcome
 
     async def pin(self, character_name: str, text: str, *, chat: str | None = None) -> Pinned:
         """Each non-empty line becomes a bullet of one new block; no model involved."""
