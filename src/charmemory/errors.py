@@ -45,3 +45,7 @@ class ReadOnlyWorkspaceError(CharMemoryError):
 
 class ConfigError(CharMemoryError):
     """A setting is missing or invalid."""
+
+
+class ResponseBudgetError(CharMemoryError):
+    """The response budget (max tokens) ran out before the model wrote any answer."""

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from charmemory.adapters.llm.provider_errors import ReasoningBudgetExhaustedError
 from charmemory.composition import App
+from charmemory.errors import ResponseBudgetError
 from charmemory.ports import Completion
 from charmemory.services.extraction import UnusableAnswerError
 from tests.support.extraction_fixtures import (
@@ -14,7 +16,7 @@ from tests.support.extraction_fixtures import (
     make_workspace,
     write_chat,
 )
-from tests.support.fake_chat_model import FakeChatModel
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -69,3 +71,33 @@ async def test_a_content_answer_wins_over_the_reasoning(tmp_path: Path) -> None:
     )
     report = await app.extraction.extract(CHARACTER)
     assert report.chunks[0].saved == ["Alex paid the debt."]
+
+
+async def test_running_out_of_response_tokens_names_the_setting_and_its_value(
+    tmp_path: Path,
+) -> None:
+    def out_of_room(request: ChatRequest) -> Completion:
+        assert request.max_tokens == 4000
+        raise ReasoningBudgetExhaustedError("fake", "the model spent its whole budget")
+
+    ws = make_workspace(tmp_path / "ws", max_response_tokens=4000)
+    write_chat(ws, alternating(10))
+    model = FakeChatModel(out_of_room)
+    app = App(ws, env={}, chat_model=lambda: model, index_for_extraction=False)
+
+    with pytest.raises(ResponseBudgetError, match="max_response_tokens is already 4000, its max"):
+        await app.extraction.extract(CHARACTER)
+    [logged] = [e for e in app.activity.entries() if e.kind == "extract.error"]
+    assert "extraction.max_response_tokens is already 4000" in logged.message
+
+
+async def test_a_cut_off_answer_names_the_setting_and_its_value(tmp_path: Path) -> None:
+    app = app_answering(
+        tmp_path,
+        Completion("<memory>\n- Mira lost the Kestrel.\n- Alex", finish_reason="length"),
+        max_response_tokens=600,
+    )
+    report = await app.extraction.extract(CHARACTER)
+    [warning] = report.chunks[0].warnings
+    assert warning.startswith("truncated: the answer hit the length limit")
+    assert "extraction.max_response_tokens is 600: raise it" in warning

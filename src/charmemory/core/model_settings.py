@@ -34,7 +34,6 @@ from charmemory.errors import ConfigError
 
 GROUP = "model"
 
-DEFAULT_MAX_TOKENS = 2000
 DEFAULT_TEMPERATURE = 0.5
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 180.0  # reasoning models can think for minutes before a byte
@@ -96,14 +95,6 @@ SETTINGS: tuple[Setting, ...] = (
         scopes=_PER_PROVIDER,
         check=_base_url,
         blank_is_unset=True,
-    ),
-    _setting(
-        "max_tokens",
-        "int",
-        DEFAULT_MAX_TOKENS,
-        "most tokens one response may use, reasoning included",
-        low=1,
-        high=1_000_000,
     ),
     _setting("temperature", "number", DEFAULT_TEMPERATURE, "sampling temperature", low=0, high=2),
     _setting("system_prompt", "text", "", "text put before every conversation"),
@@ -222,7 +213,6 @@ class ModelSettings:
     provider: str
     model: str
     base_url: str
-    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = DEFAULT_TEMPERATURE
     system_prompt: str = ""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -23,6 +23,7 @@ from charmemory.core.existing_memories import (
     select_existing,
 )
 from charmemory.core.extraction_answer import (
+    TRUNCATED,
     LeftOut,
     ParsedAnswer,
     answer_in_reasoning,
@@ -30,7 +31,11 @@ from charmemory.core.extraction_answer import (
     parse_answer,
 )
 from charmemory.core.extraction_prompt import PromptValues, render_prompt
-from charmemory.core.extraction_settings import ExtractionSettings
+from charmemory.core.extraction_settings import (
+    ExtractionSettings,
+    explain_budget,
+    response_budget_hint,
+)
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.message_cleaning import render_messages
 from charmemory.core.retrieval import Collection, items_from_memory_file
@@ -397,11 +402,14 @@ class ExtractionService:
                 answer_format=NewMemories(settings.max_bullets, character.name, user_name),
             )
         except CharMemoryError as error:
+            failure = explain_budget(error, settings.max_response_tokens)
             self._state.mark_attempt(character.name, ref.id, self._clock())
             self._log.record(
-                "extract.error", str(error), level="error", character=character.name, chat=ref.id
+                "extract.error", str(failure), level="error", character=character.name, chat=ref.id
             )
-            raise
+            if failure is error:
+                raise
+            raise failure from error
         text = completion.text
         # An empty answer may have been given inside the reasoning; only its very end counts.
         from_reasoning = None if text.strip() else answer_in_reasoning(completion.reasoning)
@@ -423,10 +431,19 @@ class ExtractionService:
                 **({"response": text} if settings.verbose_log else {}),
             },
         )
-        return parse_answer(
+        parsed = parse_answer(
             text if from_reasoning is None else from_reasoning,
             max_bullets=settings.max_bullets,
             finish_reason=completion.finish_reason,
+        )
+        if not parsed.has_warning(TRUNCATED):
+            return parsed
+        hint = response_budget_hint(settings.max_response_tokens)
+        return replace(
+            parsed,
+            warnings=[
+                f"{w} ({hint})" if w.startswith(f"{TRUNCATED}:") else w for w in parsed.warnings
+            ],
         )
 
     def _append(
