@@ -1,5 +1,7 @@
 """What extraction commands tell their user: losses, hints, and where they come from."""
 
+import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from tests.support.extraction_fixtures import (
     alternating,
     make_workspace,
     memory_block,
+    message,
     write_chat,
 )
 from tests.support.scripted_llm import (
@@ -210,3 +213,39 @@ def test_the_batch_progress_label_keeps_the_chats_date() -> None:
     assert len(label) == 48 and label.endswith("2026-03-01@09h00m00s000ms")
     assert label.startswith("Sir Reginald") and "…" in label
     assert progress_label(CHAT_ID) == CHAT_ID
+
+
+def test_pin_a_chat_message_cleaned_under_the_chats_name(
+    ws_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = Workspace.open(ws_root)
+    chat = alternating(6)
+    chat[3] = message(
+        3,
+        is_user=False,
+        text="Mira *smiles*.\n<b>The Kestrel</b> was her father's ship.\n```\nHP: 3/10\n```",
+    )
+    write_chat(ws, chat)
+    ws.close()
+
+    assert run(["pin", CHARACTER, "--message", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"chat: {CHAT_ID} (" in out and "pinned 1 memory in user/files/Mira-memories.md" in out
+    text = (ws_root / "user" / "files" / "Mira-memories.md").read_text(encoding="utf-8")
+    assert f'<memory chat="{CHAT_ID}" date="' in text
+    assert "\n- Mira *smiles*. The Kestrel was her father's ship.\n</memory>" in text
+
+    assert run(["pin", CHARACTER, "--message", "6", "--chat", CHAT_ID]) == 2
+    assert f"{CHAT_ID} has no message 6 (messages 0-5)" in capsys.readouterr().err
+    assert run(["pin", CHARACTER]) == 2
+    assert "--message" in capsys.readouterr().err
+
+
+def test_pin_dash_reads_the_memories_from_standard_input(
+    ws_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Mira hates fog.\n\n- Alex sings.\n"))
+    assert run(["pin", CHARACTER, "-"]) == 0
+    assert "pinned 2 memories" in capsys.readouterr().out
+    text = (ws_root / "user" / "files" / "Mira-memories.md").read_text(encoding="utf-8")
+    assert "\n- Mira hates fog.\n- Alex sings.\n</memory>" in text and "- -" not in text

@@ -6,6 +6,7 @@ import asyncio
 import json
 import shlex
 import signal
+import sys
 import time
 from itertools import accumulate
 from typing import Annotated
@@ -243,11 +244,29 @@ def status(character: CharacterArg, chat: ChatOption = None) -> None:
 @app.command()
 def pin(
     character: CharacterArg,
-    text: Annotated[str, typer.Argument(help="One memory per line.")],
+    text: Annotated[
+        str | None,
+        typer.Argument(help="One memory per line; `-` reads them from standard input."),
+    ] = None,
+    message: Annotated[
+        int | None,
+        typer.Option("--message", help="Pin this chat message (its index) instead of text."),
+    ] = None,
     chat: ChatOption = None,
 ) -> None:
-    """Save text as memories directly (no LLM): each line becomes a bullet."""
-    pinned = asyncio.run(state.app().extraction_admin.pin(character, text, chat=chat))
+    """Save memories directly (no LLM): each line of TEXT, or one chat message, is a bullet."""
+    admin = state.app().extraction_admin
+    if (text is None) == (message is None):
+        raise ConfigError(
+            "give the TEXT to pin, `-` to read it from standard input, or --message N"
+        )
+    if message is not None:
+        pinned = asyncio.run(admin.pin_message(character, message, chat=chat))
+    else:
+        lines = sys.stdin.read() if text == "-" else text
+        pinned = asyncio.run(admin.pin(character, lines or "", chat=chat))
+    if pinned.chosen_because:
+        typer.echo(f"chat: {pinned.chat} ({pinned.chosen_because}; --chat picks another)")
     count = len(pinned.memories)
     typer.echo(f"pinned {count} memor{'y' if count == 1 else 'ies'} in {pinned.file}")
     for warning in pinned.warnings:

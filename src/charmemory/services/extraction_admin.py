@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from charmemory.core.memory_history import CLEAR
+from charmemory.core.message_cleaning import clean_message_text
 from charmemory.core.triggers import TriggerState, trigger_status
 from charmemory.core.watermark import (
     Watermark,
@@ -16,7 +17,7 @@ from charmemory.core.watermark import (
     messages_to_extract,
     pending_character_messages,
 )
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.formats.memory_file import (
     append_block,
     build_block,
@@ -30,7 +31,7 @@ from charmemory.services.extraction import (
     no_progress,
     source_messages,
 )
-from charmemory.services.memory_access import MemoryFileAccess
+from charmemory.services.memory_access import Located, MemoryFileAccess
 
 PINNED_CHAT = "pinned"
 
@@ -59,6 +60,8 @@ class Pinned:
     file: str
     memories: list[str]
     warnings: list[str]
+    chat: str | None = None  # the chat the memories are for (per-chat files, a message)
+    chosen_because: str = ""  # that chat was not named: why it is the latest
 
 
 @dataclass(frozen=True)
@@ -205,25 +208,55 @@ class ExtractionAdmin:
 
     async def pin(self, character_name: str, text: str, *, chat: str | None = None) -> Pinned:
         """Each non-empty line becomes a bullet of one new block; no model involved."""
-        self._files.require_writable("pin memories")
         bullets = [line.strip().removeprefix("- ").strip() for line in text.splitlines()]
         bullets = [b for b in bullets if b]
         if not bullets:
             raise CharMemoryError("nothing to pin: the text is empty")
-        located, memories = self._access.load(character_name, chat)
-        block = build_block(PINNED_CHAT, format_block_date(datetime.now(UTC)), bullets)
+        return await self._pin(self._access.locator.locate(character_name, chat), bullets)
+
+    async def pin_message(
+        self, character_name: str, index: int, *, chat: str | None = None
+    ) -> Pinned:
+        """One chat message, cleaned as extraction cleans it, as a bullet of a block that
+        names the chat (the latest one when none is named); no model involved."""
+        located = self._access.locator.locate(character_name, chat, latest_chat=True)
+        if located.chat is None:
+            raise NotFoundError(f"{located.character.name} has no chats to pin a message from")
+        messages = self._library.load_chat(located.chat).chat.messages
+        if not 0 <= index < len(messages):
+            raise NotFoundError(
+                f"{located.chat.id} has no message {index} (messages 0-{len(messages) - 1})"
+            )
+        text = " ".join(clean_message_text(messages[index].active_text).split())
+        if not text:
+            raise CharMemoryError(f"message {index} holds no text once its markup is removed")
+        return await self._pin(located, [text], block_chat=located.chat.id, message=index)
+
+    async def _pin(
+        self,
+        located: Located,
+        bullets: list[str],
+        *,
+        block_chat: str = PINNED_CHAT,
+        message: int | None = None,
+    ) -> Pinned:
+        self._files.require_writable("pin memories")
+        memories = self._files.load(located.location.file)
+        block = build_block(block_chat, format_block_date(datetime.now(UTC)), bullets)
         new = append_block(memories.memories, block)
         self._files.save(memories, new, cause="pin")
         warnings = await self._access.announce(located.location, new)
         pinned = [b.text for b in block.bullets]
+        source = f" from message {message}" if message is not None else ""
+        chat = located.chat.id if located.chat else None
         self._log.record(
             "memory.pin",
-            f"pinned {len(pinned)} memories in {memories.file}",
+            f"pinned {len(pinned)} memories{source} in {memories.file}",
             character=located.character.name,
-            chat=located.chat.id if located.chat else None,
+            chat=chat,
             data={"memories": pinned},
         )
-        return Pinned(memories.file, pinned, warnings)
+        return Pinned(memories.file, pinned, warnings, chat, located.chosen_because)
 
     def reset(self, character_name: str) -> None:
         """Forget what was extracted from the character's chats; memories stay."""
