@@ -43,6 +43,7 @@ from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError
 from charmemory.ports import ChatModel, Embedder
+from charmemory.services.chat_watch import ChatWatcher
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
@@ -196,6 +197,10 @@ class App:
         if self._index_for_extraction is None:
             return self._embedder is not None or embedding_model_installed()
         return self._index_for_extraction
+
+    @cached_property
+    def chat_watcher(self) -> ChatWatcher:
+        return ChatWatcher(self.library, self.extraction, self.activity)
 
     @cached_property
     def extraction_admin(self) -> ExtractionAdmin:

@@ -22,6 +22,7 @@ from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import (
     Character,
     ChatRef,
+    ChatStamp,
     Imported,
     ImportKind,
     LatestChatRef,
@@ -122,6 +123,16 @@ class Library:
             raise NotFoundError(f"chat {ref.id!r} disappeared from {ref.path.parent}")
         text = _decode(read.data, ref.path)
         return LoadedChat(ref, parse_chat(text, source=ref.path.name), read.version)
+
+    def chat_stamps(self, character: Character) -> dict[str, ChatStamp]:
+        stamps = {}
+        for ref in self._chat_files(character):
+            try:
+                found = ref.path.stat()
+            except FileNotFoundError:  # removed since the folder was listed
+                continue
+            stamps[ref.id] = ChatStamp(found.st_size, found.st_mtime_ns)
+        return stamps
 
     # -- import ---------------------------------------------------------------------
 

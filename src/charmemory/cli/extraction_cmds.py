@@ -22,6 +22,7 @@ from rich.progress import (
 
 from charmemory.cli.application import app, state
 from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
+from charmemory.core.triggers import why_not
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.services.extraction import ChunkOutcome, ExtractionReport, ExtractionService
 from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
@@ -112,10 +113,26 @@ def extract(
         bool, typer.Option("--dry-run", help="Build prompts, call nothing.")
     ] = False,
     print_prompt: Annotated[bool, typer.Option("--print-prompt", help="Show the prompts.")] = False,
+    auto: Annotated[
+        bool,
+        typer.Option(
+            "--auto",
+            help="Only what the automatic trigger would do now (interval and cooldown apply).",
+        ),
+    ] = False,
     provider: ProviderOption = None,
     model: ModelOption = None,
 ) -> None:
-    """Extract memories from a chat's unprocessed messages (Extract Now / Extract Here)."""
+    """Extract memories from a chat's unprocessed messages (Extract Now / Extract Here).
+
+    With --auto it runs only when the automatic trigger would fire now, so it can
+    run from cron or a hook; otherwise it says why not (exit code 0).
+    """
+    if auto:
+        if up_to is not None or range_ is not None or dry_run or print_prompt:
+            raise ConfigError("--auto does what the automatic trigger does; it takes no other mode")
+        _extract_auto(character, chat, provider, model)
+        return
     forced = _parse_range(range_) if range_ is not None else None
     report = asyncio.run(
         _service(provider, model).extract(
@@ -135,6 +152,19 @@ def extract(
             if print_prompt:
                 for message in prompt:
                     typer.echo(f"--- call {number}, {message.role} ---\n{message.content}")
+        return
+    _print_report(report)
+
+
+def _extract_auto(
+    character: str, chat: str | None, provider: str | None, model: str | None
+) -> None:
+    report = asyncio.run(_service(provider, model).on_character_message(character, chat))
+    if report.chosen_because:
+        typer.echo(f"chat: {report.chat} ({report.chosen_because}; --chat picks another)")
+    assert report.decision is not None
+    if not report.decision.run:
+        typer.echo(f"skipped: {why_not(report.decision)}")
         return
     _print_report(report)
 

@@ -163,20 +163,21 @@ class ExtractionService:
     # -- triggers -----------------------------------------------------------------------
 
     async def on_character_message(
-        self, character_name: str, chat_id: str | None = None
+        self, character_name: str, chat_id: str | None = None, *, stop: asyncio.Event | None = None
     ) -> ExtractionReport:
-        """The hook a chat engine calls after each new character message."""
+        """The hook a chat engine calls after each new character message (and what
+        `extract --auto` and `watch` run): extract when the interval and cooldown allow."""
         character = self._library.character(character_name)
-        ref = self._library.chat(character, chat_id)
+        ref, chosen_because = self._chat(character, chat_id)
         settings = self.settings_for(character)
         loaded = self._library.load_chat(ref)
         decision = self.decide(character, loaded, settings)
         if not decision.run:
             report = self._report(character, ref)
-            report.decision = decision
-            return report
-        report = await self.extract(character.name, ref.id)
+        else:
+            report = await self.extract(character.name, ref.id, stop=stop)
         report.decision = decision
+        report.chosen_because = chosen_because
         return report
 
     def decide(
