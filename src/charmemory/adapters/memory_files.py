@@ -151,7 +151,8 @@ def _parsed(file: str, read: VersionedBytes) -> LoadedMemories:
         text = read.data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise FormatError(f"not UTF-8 text (byte {error.start})", source=file) from None
-    layout = detect_layout(text)
+    parsed = parse_memory_file(text)
+    layout = detect_layout(text, parsed)
     if layout in ("legacy_sections", "plain"):
         return LoadedMemories(file, migrate_legacy(text), read.version, layout, size)
-    return LoadedMemories(file, parse_memory_file(text), read.version, size=size)
+    return LoadedMemories(file, parsed, read.version, size=size)

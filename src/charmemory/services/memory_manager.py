@@ -24,6 +24,7 @@ from charmemory.formats.memory_file import (
     find_bullet,
     format_block_date,
     list_bullets,
+    memory_ids,
     replace_bullet,
     stray_tag_warning,
 )
@@ -190,15 +191,21 @@ class MemoryManager:
 
 
 def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
-    by_block: dict[int, list[Memory]] = {}
-    for ref in list_bullets(loaded.memories):
-        address = ref.address
-        by_block.setdefault(address.block, []).append(
-            Memory(ref.memory_id, ref.text, address.block, address.bullet)
-        )
     blocks = tuple(
-        Block(index, block.chat, block.date, tuple(by_block.get(index, ())))
-        for index, block in enumerate(loaded.memories.blocks)
+        Block(
+            index,
+            block.chat,
+            block.date,
+            tuple(
+                Memory(memory_id, bullet.text, index, place)
+                for place, (bullet, memory_id) in enumerate(
+                    zip(block.bullets, block_ids, strict=True)
+                )
+            ),
+        )
+        for index, (block, block_ids) in enumerate(
+            zip(loaded.memories.blocks, memory_ids(loaded.memories), strict=True)
+        )
     )
     return MemoryListing(
         located.character.name,
