@@ -191,6 +191,9 @@ class App:
             log=self.activity,
             retrieval=lambda: self.retrieval if self._extraction_uses_index() else None,
             clock=self._clock,
+            context_size=lambda character: int(
+                self.settings.model_in_force(self._overrides, character)["context_size"].value
+            ),
         )
 
     def _extraction_uses_index(self) -> bool:

@@ -5,10 +5,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from charmemory.adapters.workspace import Workspace
 from charmemory.cli.application import run
-from charmemory.cli.extraction_cmds import progress_label
+from charmemory.cli.extraction_cmds import call_progress, progress_label
+from charmemory.services.extraction_report import ExtractionReport
 from tests.support.extraction_fixtures import (
     CHARACTER,
     CHAT_ID,
@@ -249,3 +251,13 @@ def test_pin_dash_reads_the_memories_from_standard_input(
     assert "pinned 2 memories" in capsys.readouterr().out
     text = (ws_root / "user" / "files" / "Mira-memories.md").read_text(encoding="utf-8")
     assert "\n- Mira hates fog.\n- Alex sings.\n</memory>" in text and "- -" not in text
+
+
+def test_a_long_run_shows_its_progress_on_a_terminal() -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100)
+    report = ExtractionReport(CHARACTER, CHAT_ID, "user/files/Mira-memories.md")
+    with call_progress("building prompts", console) as advance:
+        advance(report, 0, 5000)
+        advance(report, 1234, 5000)
+    assert "building prompts" in screen.getvalue() and "1234/5000" in screen.getvalue()

@@ -9,7 +9,7 @@ from charmemory.adapters.llm.provider_errors import ReasoningBudgetExhaustedErro
 from charmemory.composition import App
 from charmemory.errors import ResponseBudgetError
 from charmemory.ports import Completion
-from charmemory.services.extraction import UnusableAnswerError
+from charmemory.services.extraction_report import UnusableAnswerError
 from tests.support.extraction_fixtures import (
     CHARACTER,
     alternating,

@@ -8,24 +8,31 @@ import shlex
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import accumulate
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
 
 from charmemory.cli.application import app, state
 from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
 from charmemory.core.triggers import why_not
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.services.extraction import ChunkOutcome, ExtractionReport, ExtractionService
+from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
+from charmemory.services.extraction_report import ChunkOutcome, ExtractionReport, Progress
+
+PROGRESS_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("calls"),
+    TimeElapsedColumn(),
+)
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -134,16 +141,19 @@ def extract(
         _extract_auto(character, chat, provider, model)
         return
     forced = _parse_range(range_) if range_ is not None else None
-    report = asyncio.run(
-        _service(provider, model).extract(
-            character,
-            chat,
-            up_to=up_to,
-            forced_range=forced,
-            force=force,
-            dry_run=dry_run or print_prompt,
+    dry = dry_run or print_prompt
+    with call_progress("building prompts" if dry else "extracting") as advance:
+        report = asyncio.run(
+            _service(provider, model).extract(
+                character,
+                chat,
+                up_to=up_to,
+                forced_range=forced,
+                force=force,
+                dry_run=dry,
+                progress=advance,
+            )
         )
-    )
     if report.chosen_because:
         typer.echo(f"chat: {report.chat} ({report.chosen_because}; --chat picks another)")
     if dry_run or print_prompt:
@@ -154,6 +164,22 @@ def extract(
                     typer.echo(f"--- call {number}, {message.role} ---\n{message.content}")
         return
     _print_report(report)
+
+
+@contextmanager
+def call_progress(label: str, console: Console | None = None) -> Iterator[Progress]:
+    """A bar of the run's calls (prompts, in a dry run) on standard error, gone when done.
+
+    A long chat is thousands of calls: without it a run says nothing for minutes.
+    """
+    bar = RichProgress(*PROGRESS_COLUMNS, console=console or Console(stderr=True), transient=True)
+    task = bar.add_task(label, total=None)
+
+    def advance(report: ExtractionReport, done: int, total: int) -> None:
+        bar.update(task, total=total, completed=done, refresh=True)
+
+    with bar:
+        yield advance
 
 
 def _extract_auto(
@@ -221,15 +247,8 @@ async def _run_batch(
     loop.add_signal_handler(signal.SIGINT, stop.set)
     starts = accumulate((calls for _, calls in chats), initial=0)
     calls_before = {chat_id: start for (chat_id, _), start in zip(chats, starts, strict=False)}
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("calls"),
-        TimeElapsedColumn(),
-    )
     try:
-        with Progress(*columns, transient=False) as bar:
+        with RichProgress(*PROGRESS_COLUMNS, transient=False) as bar:
             task = bar.add_task("batch", total=sum(calls for _, calls in chats))
 
             def advance(report: ExtractionReport, done: int, total: int) -> None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from charmemory.errors import CharMemoryError
 from charmemory.ports import ActivityRecorder, Character, CharacterLibrary, ChatStamp
-from charmemory.services.extraction import ExtractionReport, ExtractionService
+from charmemory.services.extraction import ExtractionService
+from charmemory.services.extraction_report import ExtractionReport
 
 DEFAULT_INTERVAL_SECONDS = 5.0
 

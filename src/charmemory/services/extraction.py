@@ -10,34 +10,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Protocol
 
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
-    StoredBlock,
     drop_duplicates,
-    recent_first,
-    select_existing,
 )
 from charmemory.core.extraction_answer import (
     TRUNCATED,
-    LeftOut,
     ParsedAnswer,
     answer_in_reasoning,
     merge_blocks,
     parse_answer,
 )
-from charmemory.core.extraction_prompt import PromptValues, render_prompt
 from charmemory.core.extraction_settings import (
     ExtractionSettings,
     explain_budget,
     response_budget_hint,
 )
 from charmemory.core.memory_location import MemoryLocation
-from charmemory.core.message_cleaning import render_messages
+from charmemory.core.model_settings import DEFAULT_CONTEXT_SIZE
+from charmemory.core.prompt_budget import describe_cuts
 from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
@@ -69,6 +64,14 @@ from charmemory.ports import (
     NewMemories,
     PendingAppend,
 )
+from charmemory.services.chunk_prompts import ChunkPrompts
+from charmemory.services.extraction_report import (
+    ChunkOutcome,
+    ExtractionReport,
+    Progress,
+    UnusableAnswerError,
+    no_progress,
+)
 from charmemory.services.memory_access import MemoryFileAccess
 from charmemory.services.prompts import PromptService
 from charmemory.services.retrieval import RetrievalService
@@ -80,49 +83,6 @@ RELATED_CANDIDATES = 60
 # "owes 40 crowns" and "owes 50 crowns" are close too, and an update must not be lost.
 NEAR_DUPLICATE_COSINE = 0.95
 TEMPERATURE = 0.3
-
-
-class UnusableAnswerError(CharMemoryError):
-    """The model's answer could not be used; the messages stay unprocessed."""
-
-
-@dataclass(frozen=True)
-class ChunkOutcome:
-    first: int
-    last: int
-    saved: list[str]
-    dropped: list[str]
-    warnings: list[str]
-    nothing_new: bool
-    # Bullets the model wrote that were not saved (over the cap, addressed to someone,
-    # cut off), while the messages count as extracted.
-    left_out: list[LeftOut] = field(default_factory=list)
-
-
-@dataclass
-class ExtractionReport:
-    character: str
-    chat: str
-    memory_file: str
-    planned_messages: int = 0
-    chunks: list[ChunkOutcome] = field(default_factory=list)
-    planned_chunks: int = 0
-    stopped: bool = False
-    decision: Decision | None = None
-    prompts: list[list[ChatMessage]] = field(default_factory=list)
-    chosen_because: str = ""  # the chat was not named: why it is the latest
-
-    @property
-    def saved(self) -> int:
-        return sum(len(c.saved) for c in self.chunks)
-
-
-class Progress(Protocol):
-    def __call__(self, report: ExtractionReport, done: int, total: int) -> None: ...
-
-
-def no_progress(report: ExtractionReport, done: int, total: int) -> None:
-    return None
 
 
 class ExtractionService:
@@ -137,6 +97,7 @@ class ExtractionService:
         log: ActivityRecorder,
         retrieval: Callable[[], RetrievalService | None] = lambda: None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        context_size: Callable[[str], int] = lambda character: DEFAULT_CONTEXT_SIZE,
     ):
         self._library = access.library
         self._files = access.files
@@ -151,6 +112,8 @@ class ExtractionService:
         self._retrieval: RetrievalService | None = None
         self._retrieval_checked = False
         self._clock = clock
+        # The model's context in tokens, for a character (its provider's setting).
+        self._context_size = context_size
 
     # -- settings and places ------------------------------------------------------------
 
@@ -256,16 +219,59 @@ class ExtractionService:
                 data={"messages": index_ranges(m.index for m in todo)},
             )
             progress(report, 0, len(chunks))
+            if not chunks:
+                return report
+            location = self.location_for(character, ref)
+            prompts = self._chunk_prompts(character, loaded, settings, location)
+            # Nothing a dry run does changes the file: it is read once.
+            memories = self._files.load(location.file) if dry_run else None
             for number, part in enumerate(chunks, start=1):
                 if stop is not None and stop.is_set():
                     report.stopped = True
                     break
                 outcome = await self._extract_chunk(
-                    character, loaded, part, settings, report, dry_run=dry_run
+                    character,
+                    loaded,
+                    part,
+                    settings,
+                    report,
+                    prompts,
+                    location,
+                    memories or self._files.load(location.file),
+                    dry_run=dry_run,
                 )
                 report.chunks.append(outcome)
                 progress(report, number, len(chunks))
         return report
+
+    def _chunk_prompts(
+        self,
+        character: Character,
+        loaded: LoadedChat,
+        settings: ExtractionSettings,
+        location: MemoryLocation,
+    ) -> ChunkPrompts:
+        async def related(memories: LoadedMemories, query: str) -> list[Candidate]:
+            return await self._related(location.bullets, memories, query)
+
+        prompts = ChunkPrompts(
+            self._prompts.text("extraction"),
+            character,
+            chat_user_name(loaded.chat),
+            settings,
+            context_size=self._context_size(character.name),
+            related=related,
+        )
+        if prompts.card_cut is not None:
+            self._log.record(
+                "extract.budget",
+                f"the character card is too long for the prompt and was cut: "
+                f"{describe_cuts([prompts.card_cut])}",
+                level="warning",
+                character=character.name,
+                chat=loaded.ref.id,
+            )
+        return prompts
 
     async def _extract_chunk(
         self,
@@ -274,39 +280,33 @@ class ExtractionService:
         part: Sequence[SourceMessage],
         settings: ExtractionSettings,
         report: ExtractionReport,
+        prompts: ChunkPrompts,
+        location: MemoryLocation,
+        memories: LoadedMemories,
         *,
         dry_run: bool,
     ) -> ChunkOutcome:
         ref = loaded.ref
         first, last = part[0].index, part[-1].index
-        location = self.location_for(character, ref)
-        memories = self._files.load(location.file)
-        existing = _existing_bullets(memories)
-        user_name = chat_user_name(loaded.chat)
-        recent = render_messages(part, user_name=user_name, char_name=character.name)
-        collection = location.bullets
-        related = await self._related(collection, memories, recent) if existing else []
-        selected = select_existing(
-            [*related, *recent_first(_stored_blocks(memories))],
-            settings.existing_memories_budget,
-        )
-        prompt = [
-            ChatMessage(role, content)  # type: ignore[arg-type]
-            for role, content in render_prompt(
-                self._prompts.text("extraction"),
-                PromptValues(
-                    char=character.name,
-                    user=user_name,
-                    char_card=character.card.baseline_text(),
-                    existing_memories=selected.text,
-                    recent_messages=recent,
-                    max_bullets=settings.max_bullets,
-                ),
+        built = await prompts.build(part, memories)
+        prompt, recent = built.messages, built.recent
+        budget_notes = []
+        if built.cuts:
+            budget_notes.append(f"cut to fit the prompt: {describe_cuts(built.cuts)}")
+            self._log.record(
+                "extract.budget",
+                f"messages {first}-{last}: too long for the prompt, cut: "
+                f"{describe_cuts(built.cuts)}",
+                level="warning",
+                character=character.name,
+                chat=ref.id,
             )
-        ]
         if dry_run:
             report.prompts.append(prompt)
-            return ChunkOutcome(first, last, [], [], [], nothing_new=False)
+            return ChunkOutcome(first, last, [], [], budget_notes, nothing_new=False)
+        existing = _existing_bullets(memories)
+        user_name = chat_user_name(loaded.chat)
+        collection = location.bullets
         parsed = await self._ask(
             character,
             ref,
@@ -316,6 +316,8 @@ class ExtractionService:
             recent_is_empty=not recent,
             span=(first, last),
         )
+        if budget_notes:
+            parsed = replace(parsed, warnings=[*budget_notes, *parsed.warnings])
         if not parsed.blocks and not parsed.nothing_new:
             self._state.mark_attempt(character.name, ref.id, self._clock())
             reason = "; ".join(parsed.warnings) or "no memories in the answer"
@@ -332,7 +334,9 @@ class ExtractionService:
                 "nothing was saved and those messages will be tried again"
             )
         # One block per chunk, whatever blocks the model wrote (chat and date are ours).
-        fresh, near = await self._without_near_duplicates(collection, merge_blocks([parsed]))
+        fresh, near = await self._without_near_duplicates(
+            collection, memories, merge_blocks([parsed])
+        )
         deduped = drop_duplicates([fresh], existing)
         deduped.dropped[:0] = near
         bullets = [text for block in deduped.blocks for text in block]
@@ -526,8 +530,7 @@ class ExtractionService:
         retrieval = self._retrieval_service()
         if retrieval is None or not recent:
             return []
-        items = items_from_memory_file(collection.name, memories.file, memories.memories)
-        await retrieval.sync(collection, items)
+        await self._sync(retrieval, collection, memories)
         results = await retrieval.search(collection, recent, RELATED_CANDIDATES, record=False)
         return [
             Candidate(r.text, r.provenance.block_index, r.block_date, r.provenance.bullet_index)
@@ -535,12 +538,14 @@ class ExtractionService:
         ]
 
     async def _without_near_duplicates(
-        self, collection: Collection, bullets: list[str]
+        self, collection: Collection, memories: LoadedMemories, bullets: list[str]
     ) -> tuple[list[str], list[str]]:
         """Split new bullets into (kept, near-duplicates of a saved memory)."""
         retrieval = self._retrieval_service()
         if retrieval is None or not bullets:
             return bullets, []
+        # The prompt may have been built without the index (every memory fitted).
+        await self._sync(retrieval, collection, memories)
         kept, near = [], []
         for retrieval_result in await retrieval.retrieve_many(collection, bullets, 1, record=False):
             best = retrieval_result.results[0] if retrieval_result.results else None
@@ -549,6 +554,14 @@ class ExtractionService:
             else:
                 kept.append(retrieval_result.query)
         return kept, near
+
+    @staticmethod
+    async def _sync(
+        retrieval: RetrievalService, collection: Collection, memories: LoadedMemories
+    ) -> None:
+        """The collection holding exactly the file's memories (unchanged ones not embedded)."""
+        items = items_from_memory_file(collection.name, memories.file, memories.memories)
+        await retrieval.sync(collection, items)
 
     def _retrieval_service(self) -> RetrievalService | None:
         if not self._retrieval_checked:
@@ -596,13 +609,6 @@ def _check_unprocessed(span: tuple[int, int], watermark: Watermark) -> None:
             f"messages {done} were already extracted (up to {watermark.last_index}); "
             "add --force to extract them again"
         )
-
-
-def _stored_blocks(memories: LoadedMemories) -> list[StoredBlock]:
-    return [
-        StoredBlock(position, block.date or "", tuple(b.text for b in block.bullets))
-        for position, block in enumerate(memories.memories.blocks)
-    ]
 
 
 def _existing_bullets(memories: LoadedMemories) -> list[str]:

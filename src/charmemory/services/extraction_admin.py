@@ -25,12 +25,8 @@ from charmemory.formats.memory_file import (
     parse_memory_file,
 )
 from charmemory.ports import ActivityRecorder, ExtractionStateStore
-from charmemory.services.extraction import (
-    ExtractionService,
-    Progress,
-    no_progress,
-    source_messages,
-)
+from charmemory.services.extraction import ExtractionService, source_messages
+from charmemory.services.extraction_report import Progress, no_progress
 from charmemory.services.memory_access import Located, MemoryFileAccess
 
 PINNED_CHAT = "pinned"
