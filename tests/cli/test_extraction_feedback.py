@@ -261,3 +261,13 @@ def test_a_long_run_shows_its_progress_on_a_terminal() -> None:
         advance(report, 0, 5000)
         advance(report, 1234, 5000)
     assert "building prompts" in screen.getvalue() and "1234/5000" in screen.getvalue()
+
+
+def test_a_batch_lists_the_bullets_it_left_out(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_server.reply_text(memory_block("Mira keeps a brass compass.", "Will you stay, Alex?"))
+    assert run(["batch", CHARACTER, "--all", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"{CHAT_ID}, messages 0-9:" in out and "x Will you stay, Alex?" in out
+    assert "--range 0-9 --force" in out and "1 memories saved" in out

@@ -101,3 +101,14 @@ async def test_a_cut_off_answer_names_the_setting_and_its_value(tmp_path: Path) 
     [warning] = report.chunks[0].warnings
     assert warning.startswith("truncated: the answer hit the length limit")
     assert "extraction.max_response_tokens is 600: raise it" in warning
+
+
+async def test_a_watermark_that_follows_deleted_messages_is_logged(tmp_path: Path) -> None:
+    app = app_answering(tmp_path, Completion("NO_NEW_MEMORIES"), Completion("NO_NEW_MEMORIES"))
+    await app.extraction.extract(CHARACTER)
+    write_chat(app.workspace, alternating(10)[2:])  # two extracted messages deleted
+
+    await app.extraction.extract(CHARACTER)
+
+    [moved] = [e for e in app.activity.entries() if e.kind == "extract.watermark"]
+    assert "last extracted message 9 is now 7" in moved.message

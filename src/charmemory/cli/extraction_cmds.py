@@ -223,6 +223,11 @@ def batch(
     if not yes and not typer.confirm("run it?", default=True):
         raise typer.Exit(1)
     outcome = asyncio.run(_run_batch(admin, character, [(c, n) for c, _, n in plan.chats if n]))
+    for report in outcome.reports:
+        for chunk in report.chunks:
+            if chunk.left_out:
+                typer.echo(f"{report.chat}, messages {chunk.first}-{chunk.last}:")
+                _print_left_out(report, chunk)
     typer.echo(f"{outcome.saved} memories saved")
     if outcome.stopped:
         typer.echo("stopped; progress is saved per call, run the batch again to continue")

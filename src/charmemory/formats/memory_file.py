@@ -493,14 +493,16 @@ class _IdHasher:
 def memory_ids(file: MemoryFile) -> list[list[str]]:
     """The id of every bullet, block by block, in file order (see `memory_id`)."""
     ids: list[list[str]] = []
-    seen: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
+    # Copies are counted per (attributes, text); attributes are numbered once per block.
+    attribute_sets: dict[tuple[tuple[str, str], ...], int] = {}
+    seen: dict[tuple[int, str], int] = {}
     for block in file.blocks:
         attributes = sorted(block.attributes)
-        frozen = tuple(attributes)
+        same = attribute_sets.setdefault(tuple(attributes), len(attribute_sets))
         hasher = _IdHasher(attributes)
         block_ids = []
         for bullet in block.bullets:
-            key = (frozen, bullet.text)
+            key = (same, bullet.text)
             occurrence = seen.get(key, 0)
             seen[key] = occurrence + 1
             block_ids.append(hasher.memory_id(bullet.text, occurrence))

@@ -172,6 +172,13 @@ class ExtractionService:
             self._state.replace_watermark(
                 character.name, ref.id, moved.last_index, dict(moved.fingerprints)
             )
+            self._log.record(
+                "extract.watermark",
+                f"messages were deleted or changed: last extracted message "
+                f"{stored.last_index} is now {moved.last_index}",
+                character=character.name,
+                chat=ref.id,
+            )
         return moved
 
     # -- extraction -----------------------------------------------------------------------

@@ -26,7 +26,7 @@ from charmemory.formats.memory_file import (
 )
 from charmemory.ports import ActivityRecorder, ExtractionStateStore
 from charmemory.services.extraction import ExtractionService, source_messages
-from charmemory.services.extraction_report import Progress, no_progress
+from charmemory.services.extraction_report import ExtractionReport, Progress, no_progress
 from charmemory.services.memory_access import Located, MemoryFileAccess
 
 PINNED_CHAT = "pinned"
@@ -87,6 +87,7 @@ class BatchOutcome:
     saved: int = 0
     failed: list[ChatFailure] = field(default_factory=list)
     stopped: bool = False
+    reports: list[ExtractionReport] = field(default_factory=list)
 
 
 class ExtractionAdmin:
@@ -197,6 +198,7 @@ class ExtractionAdmin:
                 )
                 continue
             outcome.saved += report.saved
+            outcome.reports.append(report)
             if report.stopped:
                 outcome.stopped = True
                 break
