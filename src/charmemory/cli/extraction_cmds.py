@@ -24,7 +24,12 @@ from charmemory.core.triggers import why_not
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
-from charmemory.services.extraction_report import ChunkOutcome, ExtractionReport, Progress
+from charmemory.services.extraction_report import (
+    ChunkOutcome,
+    ExtractionReport,
+    Progress,
+    no_progress,
+)
 
 PROGRESS_COLUMNS = (
     TextColumn("{task.description}"),
@@ -172,7 +177,11 @@ def call_progress(label: str, console: Console | None = None) -> Iterator[Progre
 
     A long chat is thousands of calls: without it a run says nothing for minutes.
     """
-    bar = RichProgress(*PROGRESS_COLUMNS, console=console or Console(stderr=True), transient=True)
+    console = console or Console(stderr=True)
+    if not console.is_terminal:  # a log file or a pipe gets no bar
+        yield no_progress
+        return
+    bar = RichProgress(*PROGRESS_COLUMNS, console=console, transient=True)
     task = bar.add_task(label, total=None)
 
     def advance(report: ExtractionReport, done: int, total: int) -> None:
