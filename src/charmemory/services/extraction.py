@@ -244,7 +244,7 @@ class ExtractionService:
                     report,
                     prompts,
                     location,
-                    memories or self._files.load(location.file),
+                    memories if memories is not None else self._files.load(location.file),
                     dry_run=dry_run,
                 )
                 report.chunks.append(outcome)
