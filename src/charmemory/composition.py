@@ -53,6 +53,7 @@ from charmemory.errors import CharMemoryError, ConfigError
 from charmemory.ports import ChatModel, Embedder, TokenCounter
 from charmemory.services.chat import ChatService
 from charmemory.services.chat_commands import ChatCommands
+from charmemory.services.chat_watch import ChatWatcher
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
@@ -216,6 +217,9 @@ class App:
             retrieval=lambda: self.retrieval if self._index_available() else None,
             clock=self._clock,
             redact=self.keys.redact,
+            context_size=lambda character: int(
+                self.settings.model_in_force(self._overrides, character)["context_size"].value
+            ),
         )
 
     def _extraction_model(self, character: str) -> ChatModel:
@@ -240,18 +244,27 @@ class App:
         return self._index_for_extraction
 
     @cached_property
+    def chat_watcher(self) -> ChatWatcher:
+        return ChatWatcher(self.library, self.extraction, self.activity)
+
+    @cached_property
     def extraction_admin(self) -> ExtractionAdmin:
-        return ExtractionAdmin(self.extraction, self.memory_access, self._extraction_state)
+        return ExtractionAdmin(
+            self.extraction, self.memory_access, self._extraction_state, log=self.activity
+        )
 
     @cached_property
     def memories(self) -> MemoryManager:
-        return MemoryManager(self.memory_access, self.settings, clock=self._clock)
+        return MemoryManager(
+            self.memory_access, self.settings, clock=self._clock, log=self.activity
+        )
 
     @cached_property
     def history(self) -> MemoryHistoryService:
         return MemoryHistoryService(
             self.memory_access,
             after_undo=lambda restoration: self.extraction_admin.after_undo(restoration),
+            log=self.activity,
         )
 
     @cached_property

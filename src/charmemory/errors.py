@@ -53,3 +53,7 @@ class ContextTooSmallError(CharMemoryError):
 
 class DamagedDatabaseError(CharMemoryError):
     """The workspace's own database cannot be read; `charmemory repair` rebuilds it."""
+
+
+class ResponseBudgetError(CharMemoryError):
+    """The response budget (max tokens) ran out before the model wrote any answer."""

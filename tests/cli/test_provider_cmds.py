@@ -113,6 +113,22 @@ def test_providers_lists_presets_without_keys(configured: Cli) -> None:
     assert KEY not in out
 
 
+def test_providers_shows_each_providers_configured_base_url(
+    configured: Cli, llm_server: ScriptedLLMServer
+) -> None:
+    own = "http://127.0.0.1:9/v1"
+    assert configured("settings", "set", "model.base_url", own, "--provider", "groq")[0] == 0
+    code, out, _ = configured("providers")
+    assert code == 0
+    lines = {
+        line.split()[1] if line.startswith("*") else line.split()[0]: line
+        for line in out.splitlines()
+    }
+    assert llm_server.base_url in lines["openrouter"] and "openrouter.ai" not in lines["openrouter"]
+    assert own in lines["groq"] and "api.groq.com" not in lines["groq"]
+    assert "https://api.openai.com/v1" in lines["openai"]  # not configured: the preset's
+
+
 def row_of(out: str, name: str) -> str:
     return next(line for line in out.splitlines() if line.startswith(name + " "))
 

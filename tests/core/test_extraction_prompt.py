@@ -89,6 +89,21 @@ def test_unknown_and_missing_placeholders_are_reported() -> None:
     assert any(w.startswith("{{maxBullets}} is missing") for w in warnings)
 
 
+def test_a_prompt_written_for_the_charmemory_extension_works_unchanged() -> None:
+    # The extension's own placeholders, and SillyTavern's macro names for the same values.
+    extension_prompt = (
+        "Character name: {{charName}}\n===== CARD =====\n{{charCard}}\n"
+        "===== EXISTING =====\n{{existingMemories}}\n===== RECENT =====\n{{recentMessages}}\n"
+        "Write what {{char}} remembers about {{ userName }} ({{user}})."
+    )
+    assert not [w for w in check_template(extension_prompt) if w.startswith("unknown")]
+    [(role, content)] = rendered(extension_prompt)
+    assert role == "user"
+    assert content.startswith("Character name: Seraphina\n")
+    assert "Write what Seraphina remembers about Alex (Alex)." in content
+    assert "{{" not in content
+
+
 def test_a_template_without_the_chat_cannot_be_used() -> None:
     with pytest.raises(ConfigError, match=r"must contain \{\{recentMessages\}\}"):
         check_template("Extract memories of {{char}}.")

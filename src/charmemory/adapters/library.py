@@ -24,6 +24,7 @@ from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import (
     Character,
     ChatRef,
+    ChatStamp,
     FileVersion,
     Imported,
     ImportKind,
@@ -150,6 +151,16 @@ class Library:
             return self.save_chat(LoadedChat(ref, chat, FileVersion(path, None)), chat)
         except ConflictError:
             raise ConflictError(f"{character.name} already has a chat {ref.id!r}") from None
+
+    def chat_stamps(self, character: Character) -> dict[str, ChatStamp]:
+        stamps = {}
+        for ref in self._chat_files(character):
+            try:
+                found = ref.path.stat()
+            except FileNotFoundError:  # removed since the folder was listed
+                continue
+            stamps[ref.id] = ChatStamp(found.st_size, found.st_mtime_ns)
+        return stamps
 
     # -- import ---------------------------------------------------------------------
 

@@ -182,7 +182,8 @@ def _parsed(file: str, read: VersionedBytes) -> LoadedMemories:
             "earlier version (`charmemory history` lists them, `charmemory undo --to N`)",
             source=file,
         ) from None
-    layout = detect_layout(text)
+    parsed = parse_memory_file(text)
+    layout = detect_layout(text, parsed)
     if layout in ("legacy_sections", "plain"):
         return LoadedMemories(file, migrate_legacy(text), read.version, layout, size)
-    return LoadedMemories(file, parse_memory_file(text), read.version, size=size)
+    return LoadedMemories(file, parsed, read.version, size=size)

@@ -15,6 +15,7 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     provider_cmds,
     retrieval_cmds,
     settings_cmds,
+    watch_cmds,
     workspace_cmds,
 )
 from charmemory.cli.application import app, run

@@ -10,6 +10,7 @@ import typer
 
 from charmemory.cli.application import app, state
 from charmemory.errors import FormatError
+from charmemory.services.memory_manager import MemoryListing
 from charmemory.services.repair import Repaired
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
@@ -144,6 +145,27 @@ def chats(
         typer.echo(f"{who.name} has no chats yet")
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _echo_json_listing(listing: MemoryListing) -> None:
+    """The listing as one JSON document, a block a line: it streams (`| head` shows the
+    first blocks at once) and the C encoder writes it (a pretty-printed 100,000
+    memories took seconds)."""
+    head = _JSON({"file": listing.file, "exists": listing.exists, "chat": listing.chat})
+    lines = [head[:-1] + ', "blocks": [']
+    for number, block in enumerate(listing.blocks, start=1):
+        item = {
+            "chat": block.chat,
+            "date": block.date,
+            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
+            "notes": list(block.notes),
+        }
+        lines.append("  " + _JSON(item) + ("," if number < len(listing.blocks) else ""))
+    lines.append("]}")
+    typer.echo("\n".join(lines))
+
+
 @memories_app.command("show")
 def memories_show(
     character: Annotated[str, typer.Argument(help="Character name or card file name.")],
@@ -155,26 +177,7 @@ def memories_show(
     """Show a character's memories, block by block."""
     listing = state.app().memories.list(character, chat=chat)
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "file": listing.file,
-                    "exists": listing.exists,
-                    "chat": listing.chat,
-                    "blocks": [
-                        {
-                            "chat": block.chat,
-                            "date": block.date,
-                            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
-                            "notes": list(block.notes),
-                        }
-                        for block in listing.blocks
-                    ],
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        _echo_json_listing(listing)
         return
     if listing.chosen_because:
         typer.echo(f"chat: {listing.chat} ({listing.chosen_because}; --chat picks another)")

@@ -6,7 +6,9 @@ The template is split into messages before anything is substituted, and substitu
 is a single pass, so chat text can neither add a message nor smuggle in a placeholder
 (a message saying `{{char}}` stays `{{char}}`). Placeholder names are matched without
 regard to case or spaces (`{{ Char }}`), as in SillyTavern; unknown ones stay as
-written and `check_template` reports them.
+written and `check_template` reports them. The names the SillyTavern CharMemory
+extension and SillyTavern's own macros use for the same values (`{{charName}}`,
+`{{userName}}`) are aliases, so a prompt tuned there works here unchanged.
 
 Every substituted value has its `<` made inert before the prompt's own section tags
 and before `<memory`, so no card, memory or message can close its section early.
@@ -143,12 +145,20 @@ class PromptValues:
 
 
 _KNOWN = {"char", "user", "charcard", "existingmemories", "recentmessages", "maxbullets"}
+# Other names for our placeholders (lower-cased): the CharMemory extension's prompt says
+# {{charName}}, and SillyTavern's macros accept {{charName}} and {{userName}}.
+ALIASES = {"charname": "char", "username": "user"}
+
+
+def _canonical(name: str) -> str:
+    lowered = name.lower()
+    return ALIASES.get(lowered, lowered)
 
 
 def check_template(template: str) -> list[str]:
     """Warnings about a custom template; raises ConfigError when it cannot work at all."""
     names = [match.group(1) for match in _PLACEHOLDER.finditer(template)]
-    lowered = {name.lower() for name in names}
+    lowered = {_canonical(name) for name in names}
     if REQUIRED.lower() not in lowered:
         raise ConfigError(
             "the extraction prompt must contain {{recentMessages}}: without it the model "
@@ -157,7 +167,7 @@ def check_template(template: str) -> list[str]:
     warnings = [
         f"unknown placeholder {{{{{name}}}}} is sent as written"
         for name in dict.fromkeys(names)
-        if name.lower() not in _KNOWN
+        if _canonical(name) not in _KNOWN
     ]
     warnings += [
         f"{{{{{name}}}}} is missing: {consequence}"
@@ -176,7 +186,7 @@ def render_prompt(template: str, values: PromptValues) -> list[tuple[str, str]]:
     }
 
     def substitute(match: re.Match[str]) -> str:
-        return replacements.get(match.group(1).lower(), match.group(0))
+        return replacements.get(_canonical(match.group(1)), match.group(0))
 
     messages = []
     for role, part in _split_roles(template):

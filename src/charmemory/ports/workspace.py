@@ -50,6 +50,15 @@ class LatestChatRef:
     reason: str
 
 
+@dataclass(frozen=True)
+class ChatStamp:
+    """A chat file seen from outside (size and modification time): when it changes,
+    the chat changed. Reading it costs no parsing."""
+
+    size: int
+    modified_ns: int
+
+
 ImportKind = Literal["card", "chat", "lorebook", "memory file"]
 
 
@@ -85,6 +94,10 @@ class CharacterLibrary(Protocol):
         ...
 
     def load_chat(self, ref: ChatRef) -> LoadedChat: ...
+
+    def chat_stamps(self, character: Character) -> dict[str, ChatStamp]:
+        """Each of the character's chat files by chat id, as `ChatStamp`, none read."""
+        ...
 
     def save_chat(self, loaded: LoadedChat, chat: Chat) -> LoadedChat:
         """Write the chat back, refused (ConflictError) if its file changed since it was read."""

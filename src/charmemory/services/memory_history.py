@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from charmemory.core.memory_diff import unified_diff
 from charmemory.core.memory_history import CLEAR, Version, undo_target
 from charmemory.errors import CharMemoryError, FormatError
-from charmemory.ports import FileVersion
+from charmemory.ports import ActivityRecorder, FileVersion
 from charmemory.services.memory_access import Located, MemoryFileAccess
 
 DELETED = "(no file)"
@@ -53,8 +53,15 @@ AfterUndo = Callable[[Restoration], Sequence[str]]
 
 
 class MemoryHistoryService:
-    def __init__(self, access: MemoryFileAccess, *, after_undo: AfterUndo = lambda r: ()):
+    def __init__(
+        self,
+        access: MemoryFileAccess,
+        *,
+        after_undo: AfterUndo = lambda r: (),
+        log: ActivityRecorder | None = None,
+    ):
         self._access = access
+        self._log = log
         # Extraction progress follows the memories an undo took out or brought back
         # (undoing a clear brings back all of it), and says what it did.
         self._after_undo = after_undo
@@ -106,6 +113,7 @@ class MemoryHistoryService:
         except CharMemoryError as error:  # the undo stands; say what did not follow it
             progress = ()
             warnings.append(f"the memories were restored, but extraction progress was not: {error}")
+        self._record_undo(located, target, recorded)
         try:
             restored = files.load(file)
         except FormatError as error:  # an earlier version that was itself unreadable
@@ -113,6 +121,19 @@ class MemoryHistoryService:
             return Undone(file, target, recorded, tuple(warnings), progress)
         warnings += await self._access.announce(located.location, restored.memories)
         return Undone(file, target, recorded, tuple(warnings), progress)
+
+    def _record_undo(self, located: Located, target: Version, recorded: Version) -> None:
+        if self._log is None:
+            return
+        cleared = target.cause == CLEAR or recorded.cause == CLEAR
+        self._log.record(
+            "memory.undo",
+            f"{located.location.file}: version {target.number} ({target.cause}) restored as "
+            f"version {recorded.number}",
+            character=located.character.name,
+            chat=located.chat.id if located.chat else None,
+            data={"restored": target.number, "recorded": recorded.number, "clear": cleared},
+        )
 
     def _current(self, character_name: str, chat: str | None) -> tuple[Located, FileVersion]:
         """Where the memories are and their version now, an outside edit recorded first.

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, ResponseBudgetError
 
 MESSAGE_LIMIT = 300
 
@@ -97,7 +97,7 @@ class ModelListUnavailableError(ProviderError):
     """The server offers no model list to choose from."""
 
 
-class ReasoningBudgetExhaustedError(ProviderError):
+class ReasoningBudgetExhaustedError(ProviderError, ResponseBudgetError):
     """The response budget ran out while the model was still reasoning."""
 
 
