@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from charmemory.core.block_merging import block_to_extend
+from charmemory.core.chat.group_joins import heard_from
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
@@ -24,7 +25,7 @@ from charmemory.core.existing_memories import (
     select_existing,
 )
 from charmemory.core.extraction_answer import ParsedAnswer, merge_blocks, parse_answer
-from charmemory.core.extraction_prompt import PromptValues, render_prompt
+from charmemory.core.extraction_prompt import PromptValues, point_of_view, render_prompt
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.message_cleaning import render_messages
@@ -39,7 +40,7 @@ from charmemory.core.watermark import (
     reconcile_watermark,
 )
 from charmemory.errors import CharMemoryError
-from charmemory.formats.chat import message_fingerprint
+from charmemory.formats.chat import chat_fingerprints
 from charmemory.formats.memory_file import (
     append_block,
     append_bullets,
@@ -286,6 +287,9 @@ class ExtractionService:
                     existing_memories=selected.text,
                     recent_messages=recent,
                     max_bullets=settings.max_bullets,
+                    point_of_view=point_of_view(
+                        character.name, user_name, ref.group.members if ref.group else None
+                    ),
                 ),
             )
         ]
@@ -533,13 +537,21 @@ class ExtractionService:
 
 
 def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
+    """The chat as extraction reads it for the ref's character.
+
+    A group member who joined after the chat began did not hear what came before:
+    those messages are hidden from its extraction.
+    """
+    fingerprints = chat_fingerprints(loaded.chat)
+    group = loaded.ref.group
+    heard = heard_from(group.joined, fingerprints) if group is not None else 0
     return [
         SourceMessage(
             index=index,
             is_user=message.is_user,
             text=message.active_text,
-            fingerprint=message_fingerprint(message),
-            is_hidden=message.is_hidden,
+            fingerprint=fingerprints[index],
+            is_hidden=message.is_hidden or index < heard,
             name=message.name or "",
         )
         for index, message in enumerate(loaded.chat.messages)
