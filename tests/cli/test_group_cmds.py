@@ -90,6 +90,10 @@ def test_a_group_is_made_talked_to_muted_and_joined(
 
     # A member's part in the group chat is reached like one of its own chats.
     chat_id = shown["chat"]
+    dry = json.loads(
+        out_of(capsys, "say", "Vera", "Stars?", "--chat", chat_id, "--dry-run", "--json")
+    )
+    assert dry["messages"][-1]["content"] == "[Write the next reply only as Vera.]"
     assert out_of(capsys, "say", "Vera", "Stars?", "--chat", chat_id) == "Vera nods.\n"
     assert the_chat(ws_root).messages[-1].data["original_avatar"] == "Vera.json"
     status = out_of(capsys, "status", "Vera", "--chat", chat_id)

@@ -157,7 +157,11 @@ class ChatService:
         except ConfigError:
             model = ModelSettings("custom", "", "")  # nothing is sent: the defaults will do
         prepared = await self._preparer.prepare(
-            character, chat, self._locator.for_chat(character, ref), model
+            character,
+            chat,
+            self._locator.for_chat(character, ref),
+            model,
+            group=ref.group.members if ref is not None and ref.group is not None else (),
         )
         return {
             "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
