@@ -40,6 +40,7 @@ from charmemory.ports import (
     ChatModel,
     ChatRef,
     GenerationLog,
+    GroupMembership,
     LoadedChat,
     StreamDelta,
 )
@@ -275,7 +276,13 @@ class ChatService:
             # SillyTavern's group_generation_id: one per round of replies.
             stamps["gen_id"] = batch if batch is not None else round(started.timestamp() * 1000)
         generated = Generated(
-            text, started, finished, model.provider, model.model, reasoning, stamps
+            text,
+            started,
+            finished,
+            model.provider,
+            model.model,
+            reasoning,
+            stamps,
         )
         timings = {
             **prepared.timings,
@@ -417,15 +424,14 @@ class ChatService:
             return self._trigger_one(character, ref)
         return "; ".join(
             f"{member.character.name}: {self._trigger_one(member.character, member)}"
-            for member in self._group_listeners(ref)
+            for member in self._group_listeners(ref.group, ref.id)
         )
 
-    def _group_listeners(self, ref: ChatRef) -> list[ChatRef]:
+    def _group_listeners(self, group: GroupMembership, chat_id: str) -> list[ChatRef]:
         """The group chat as each member of its group takes part in it."""
-        assert ref.group is not None
-        loaded = self._library.group(ref.group.group_id)
+        loaded = self._library.group(group.group_id)
         return [
-            self._library.group_chat(loaded, member, ref.id)
+            self._library.group_chat(loaded, member, chat_id)
             for member in self._library.group_members(loaded.group)
             if member is not None
         ]
