@@ -57,6 +57,7 @@ from charmemory.services.chat_watch import ChatWatcher
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
+from charmemory.services.group_chat import GroupChatService
 from charmemory.services.lore import LoreGatherer
 from charmemory.services.memory_access import MemoryFileAccess, MemoryLocator, index_follower
 from charmemory.services.memory_history import MemoryHistoryService
@@ -268,10 +269,9 @@ class App:
         )
 
     @cached_property
-    def chat(self) -> ChatService:
-        """Chats with the character's model, its memories and its lorebooks."""
+    def _prompt_preparer(self) -> PromptPreparer:
         retrieval = lambda: self.retrieval if self._index_available() else None  # noqa: E731
-        preparer = PromptPreparer(
+        return PromptPreparer(
             self.settings,
             self._memory_files,
             LoreGatherer(Lorebooks(self.workspace), self.settings, retrieval),
@@ -279,15 +279,26 @@ class App:
             self._token_counter,
             clock=self._clock,
         )
+
+    @cached_property
+    def chat(self) -> ChatService:
+        """Chats with the character's model, its memories and its lorebooks."""
         return ChatService(
             self.locator,
-            preparer,
+            self._prompt_preparer,
             SqliteGenerationLog(self.workspace.db),
             self.settings,
             self.extraction,
             self.activity,
             model_for=self._chat_model_for,
             clock=self._clock,
+        )
+
+    @cached_property
+    def group_chat(self) -> GroupChatService:
+        """Group chats: each member's turn is a chat turn with its own card and memories."""
+        return GroupChatService(
+            self.library, self.chat, self._prompt_preparer, self.activity, clock=self._clock
         )
 
     @cached_property

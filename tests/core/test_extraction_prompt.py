@@ -6,6 +6,7 @@ from charmemory.core.extraction_prompt import (
     NO_MEMORIES,
     PromptValues,
     check_template,
+    point_of_view,
     render_prompt,
 )
 from charmemory.core.message_cleaning import TAG_LOOKALIKE
@@ -55,6 +56,20 @@ def test_the_default_prompt_asks_for_what_the_product_promises() -> None:
     assert "A bad answer, a play-by-play" in system
     assert "A good answer, the same scene as outcomes" in system
     assert 'Answer with one <memory> block of "- " bullets' in system
+
+
+def test_a_solo_chat_adds_no_point_of_view() -> None:
+    assert point_of_view("Seraphina", "Alex", None) == ""
+    system = rendered()[0][1]
+    assert "specific and short.\n\nYou receive three sections" in system
+
+
+def test_a_group_member_writes_from_its_own_point_of_view() -> None:
+    text = point_of_view("Mira", "Alex", ("Seraphina", "Mira", "Abel"))
+    system = rendered(char="Mira", point_of_view=text)[0][1]
+    assert "short. This is a group chat: Mira shares it with Seraphina, Abel, Alex," in system
+    assert "from Mira's point of view" in system
+    assert "What the others said or did is theirs, never Mira's" in system
 
 
 def test_the_bullet_cap_follows_the_setting() -> None:

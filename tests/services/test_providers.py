@@ -120,6 +120,7 @@ async def test_test_model_has_the_response_budget_extraction_has(
     service: ProviderService, llm_server: ScriptedLLMServer
 ) -> None:
     service.settings.set("extraction.max_response_tokens", "700")
+    service.settings.set("model.max_tokens", "50")  # a chat reply's, not the test's
     llm_server.reply_text(SENTINEL)
     llm_server.reply_text("", reasoning="Let me think " * 50, finish_reason="length")
     llm_server.reply_text("", reasoning="Let me think " * 50, finish_reason="length")
@@ -136,4 +137,6 @@ async def test_test_model_has_the_response_budget_extraction_has(
     )
     assert "whole budget of 300 tokens" in own_budget.message
     assert "extraction.max_response_tokens" not in own_budget.message
-    assert "model.max_tokens" not in {row.setting.name for row in service.settings.show("model")}
+    # model.max_tokens is a chat reply's length: it never sizes the test.
+    rows = {row.setting.name: row for row in service.settings.show("model")}
+    assert "chat reply" in rows["model.max_tokens"].setting.help

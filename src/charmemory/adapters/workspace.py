@@ -2,6 +2,7 @@
 
 ```
 characters/<card>.png|json     chats/<card stem>/<chat>.jsonl
+groups/<id>.json               group chats/<chat>.jsonl
 worlds/<book>.json             user/files/<memory file>.md
 charmemory/                    our own state (database, locks)
 ```
@@ -102,6 +103,14 @@ class Workspace:
     @property
     def chats_dir(self) -> Path:
         return self.root / "chats"
+
+    @property
+    def groups_dir(self) -> Path:
+        return self.root / "groups"
+
+    @property
+    def group_chats_dir(self) -> Path:
+        return self.root / "group chats"
 
     @property
     def worlds_dir(self) -> Path:

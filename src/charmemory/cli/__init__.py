@@ -9,6 +9,7 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     demo_cmds,
     diagnose_cmds,
     extraction_cmds,
+    group_cmds,
     memory_cmds,
     model_cmds,
     prompt_cmds,

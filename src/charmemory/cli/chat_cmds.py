@@ -7,7 +7,7 @@ import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -25,9 +25,10 @@ ChatOption = Annotated[
 ]
 NewOption = Annotated[bool, typer.Option("--new", help="Start a new chat (with the greeting).")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+T = TypeVar("T")
 
 
-def _turn_json(turn: Turn) -> dict[str, Any]:
+def turn_json(turn: Turn) -> dict[str, Any]:
     return {
         "chat": turn.chat,
         "index": turn.index,
@@ -43,7 +44,7 @@ def _turn_json(turn: Turn) -> dict[str, Any]:
     }
 
 
-def _streamed(console: Console) -> Callable[[StreamDelta], None]:
+def streamed(console: Console) -> Callable[[StreamDelta], None]:
     def show(delta: StreamDelta) -> None:
         if delta.text:
             console.print(delta.text, end="", markup=False, highlight=False, soft_wrap=True)
@@ -51,9 +52,7 @@ def _streamed(console: Console) -> Callable[[StreamDelta], None]:
     return show
 
 
-async def _with_stop(
-    run: Callable[[asyncio.Event], Awaitable[Turn]],
-) -> Turn:
+async def with_stop(run: Callable[[asyncio.Event], Awaitable[T]]) -> T:
     """Run one generation; Ctrl-C stops it and keeps what streamed so far."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -102,12 +101,12 @@ def _print_turn(
     console = Console()
 
     async def run() -> tuple[Turn, list[str]]:
-        turn = await _with_stop(lambda stop: turn_of(None if as_json else _streamed(console), stop))
+        turn = await with_stop(lambda stop: turn_of(None if as_json else streamed(console), stop))
         return turn, await chats.extractions_finished()
 
     turn, failures = asyncio.run(run())
     if as_json:
-        typer.echo(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(turn_json(turn), ensure_ascii=False, indent=2))
     else:
         typer.echo("" if turn.reply.endswith("\n") else "\n", nl=False)
         _report_extraction(turn)
@@ -236,7 +235,7 @@ async def _said(app_: App, character: str, chat_id: str, text: str, console: Con
             console,
             character,
             lambda stop: chats.send(
-                character, text, chat_id, on_delta=_streamed(console), stop=stop
+                character, text, chat_id, on_delta=streamed(console), stop=stop
             ),
         )
         return
@@ -249,7 +248,7 @@ async def _said(app_: App, character: str, chat_id: str, text: str, console: Con
             console,
             character,
             lambda stop: chats.generate(
-                character, chat_id, kind="continue", on_delta=_streamed(console), stop=stop
+                character, chat_id, kind="continue", on_delta=streamed(console), stop=stop
             ),
         )
         return
@@ -260,7 +259,7 @@ async def _reply(
     console: Console, character: str, run: Callable[[asyncio.Event], Awaitable[Turn]]
 ) -> None:
     console.print(f"[bold]{character}[/bold]: ", end="")
-    turn = await _with_stop(run)
+    turn = await with_stop(run)
     console.print()
     if turn.stopped:
         console.print("[dim](stopped; what came so far is kept)[/dim]")

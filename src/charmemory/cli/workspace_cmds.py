@@ -10,6 +10,7 @@ import typer
 
 from charmemory.cli.application import app, state
 from charmemory.errors import FormatError
+from charmemory.formats.group import looks_like_group
 from charmemory.services.memory_manager import MemoryListing
 from charmemory.services.repair import Repaired
 
@@ -28,19 +29,24 @@ def import_files(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Cards (.png/.json), chats (.jsonl), lorebooks (.json), memory files (.md)."
+            help="Cards (.png/.json), chats (.jsonl), lorebooks (.json), memory files (.md), "
+            "groups (groups/<id>.json) and group chats."
         ),
     ],
     character: Annotated[
         str | None, typer.Option(help="Whose chat this is, when the file does not say.")
     ] = None,
+    group: Annotated[
+        str | None,
+        typer.Option(help="The group a group chat belongs to, when no group lists it."),
+    ] = None,
 ) -> None:
     """Copy SillyTavern files into the workspace, each into its place."""
     app_ = state.app()
-    # Cards first, so chats that follow on the same command line find their character.
-    ordered = sorted(files, key=lambda p: p.suffix.lower() != ".png" and not _is_card_json(p))
+    # Cards first, then groups, so the chats that follow find their characters and groups.
+    ordered = sorted(files, key=_import_rank)
     for path in ordered:
-        done = app_.library.import_file(path, character=character)
+        done = app_.library.import_file(path, character=character, group=group)
         where = done.target.relative_to(app_.root)
         note = "already there" if done.unchanged else "imported"
         typer.echo(
@@ -48,13 +54,20 @@ def import_files(
         )
 
 
-def _is_card_json(path: Path) -> bool:
-    if path.suffix.lower() != ".json":
-        return False
+def _import_rank(path: Path) -> int:
+    """0 for cards, 1 for groups, 2 for the rest (chats, lorebooks, memory files)."""
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        return 0
+    if suffix != ".json":
+        return 2
     try:
-        return "entries" not in json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError):
-        return False
+        return 2
+    if not isinstance(document, dict) or "entries" in document:
+        return 2
+    return 1 if looks_like_group(document) else 0
 
 
 @app.command()

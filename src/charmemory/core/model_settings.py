@@ -35,6 +35,7 @@ from charmemory.errors import ConfigError
 GROUP = "model"
 
 DEFAULT_TEMPERATURE = 0.5
+DEFAULT_MAX_TOKENS = 2000
 # Most hosted models read 32k tokens or more; a smaller context only costs prompt room.
 DEFAULT_CONTEXT_SIZE = 32_768
 LOCAL_CONTEXT_SIZE = 8192  # what the embedded model is loaded with unless told otherwise
@@ -107,6 +108,15 @@ SETTINGS: tuple[Setting, ...] = (
         scopes=_PER_PROVIDER,
         low=1024,
         high=10_000_000,
+    ),
+    _setting(
+        "max_tokens",
+        "int",
+        DEFAULT_MAX_TOKENS,
+        "most tokens a chat reply may use, reasoning included (extraction has its own: "
+        "extraction.max_response_tokens)",
+        low=1,
+        high=1_000_000,
     ),
     _setting("temperature", "number", DEFAULT_TEMPERATURE, "sampling temperature", low=0, high=2),
     _setting("system_prompt", "text", "", "text put before every conversation"),
@@ -228,6 +238,7 @@ class ModelSettings:
     model: str
     base_url: str
     context_size: int = DEFAULT_CONTEXT_SIZE
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = DEFAULT_TEMPERATURE
     system_prompt: str = ""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from charmemory.core.chat import editing
@@ -24,13 +24,15 @@ from charmemory.core.chat.messages import (
     Generated,
     character_reply,
     greeting,
+    in_group,
     iso_time,
+    new_chat_header,
     user_message,
 )
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.triggers import format_wait
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat, ChatHeader
+from charmemory.formats.chat import Chat
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -38,6 +40,7 @@ from charmemory.ports import (
     ChatModel,
     ChatRef,
     GenerationLog,
+    GroupMembership,
     LoadedChat,
     StreamDelta,
 )
@@ -96,7 +99,7 @@ class ChatService:
         self._activity = activity
         self._model_for = model_for
         self._clock = clock
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._locks: dict[Path, asyncio.Lock] = {}
         self._running = _Running()
 
     # -- chats ------------------------------------------------------------------------
@@ -114,13 +117,7 @@ class ChatService:
     def _fresh_chat(self, character: Character) -> tuple[str, Chat]:
         now = self._clock()
         chat_id = chat_file_name(character.name, now.astimezone()).removesuffix(".jsonl")
-        header = ChatHeader(
-            {
-                "chat_metadata": {"integrity": str(uuid.uuid4())},
-                "user_name": "unused",
-                "character_name": "unused",
-            }
-        )
+        header = new_chat_header()
         card = character.card
         messages = []
         if card.first_mes or card.alternate_greetings:
@@ -161,7 +158,11 @@ class ChatService:
         except ConfigError:
             model = ModelSettings("custom", "", "")  # nothing is sent: the defaults will do
         prepared = await self._preparer.prepare(
-            character, chat, self._locator.for_chat(character, ref), model
+            character,
+            chat,
+            self._locator.for_chat(character, ref),
+            model,
+            group=ref.group.members if ref is not None and ref.group is not None else (),
         )
         return {
             "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
@@ -189,7 +190,7 @@ class ChatService:
         if not text.strip():
             raise CharMemoryError("the message is empty")
         ref = self.chat_ref(character_name, chat_id, new=new)
-        async with self._lock(ref):
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             loaded.chat.append(user_message(persona.name, text, self._clock()))
@@ -215,7 +216,7 @@ class ChatService:
     ) -> Turn:
         """A reply without a new message: a new reply, a swipe, a regeneration, a continuation."""
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             if kind != "normal":
                 editing.last_reply(loaded.chat)  # raises when there is none to change
@@ -224,6 +225,23 @@ class ChatService:
                 loaded = self._library.save_chat(loaded, loaded.chat)
             return await self._turn(loaded, kind, on_delta, stop)
 
+    async def reply_in_group(
+        self,
+        ref: ChatRef,
+        *,
+        batch: int,
+        kind: Kind = "normal",
+        on_delta: OnDelta | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Turn:
+        """One member's reply to a group chat as it is now (``ref``: the chat as that
+        member's); the replies drafted together share ``batch``. The caller holds
+        `chat_lock(ref)` for the whole round."""
+        loaded = self._library.load_chat(ref)
+        if kind != "normal":
+            editing.last_reply(loaded.chat)  # raises when there is none to change
+        return await self._turn(loaded, kind, on_delta, stop, batch=batch)
+
     async def _turn(
         self,
         loaded: LoadedChat,
@@ -231,8 +249,11 @@ class ChatService:
         on_delta: OnDelta | None,
         stop: asyncio.Event | None,
         saving: asyncio.Task[LoadedChat] | None = None,
+        *,
+        batch: int | None = None,
     ) -> Turn:
         character = loaded.ref.character
+        group = loaded.ref.group
         location = self._locator.for_chat(character, loaded.ref)
         model_settings = self._settings.model(character=character.name)
         prepared = await self._preparer.prepare(
@@ -241,6 +262,7 @@ class ChatService:
             location,
             model_settings,
             kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
+            group=group.members if group is not None else (),
         )
         model = self._model_for(character.name)
         started = self._clock()
@@ -249,6 +271,10 @@ class ChatService:
             model, prepared, on_delta, stop
         )
         finished = self._clock()
+        stamps: dict[str, Any] = {STOPPED: True} if stopped else {}
+        if group is not None:
+            # SillyTavern's group_generation_id: one per round of replies.
+            stamps["gen_id"] = batch if batch is not None else round(started.timestamp() * 1000)
         generated = Generated(
             text,
             started,
@@ -256,7 +282,7 @@ class ChatService:
             model.provider,
             model.model,
             reasoning,
-            {STOPPED: True} if stopped else {},
+            stamps,
         )
         timings = {
             **prepared.timings,
@@ -341,6 +367,8 @@ class ChatService:
             editing.continue_reply(message, generated)
         else:
             index = chat.append(character_reply(character.name, generated))
+            if loaded.ref.group is not None:
+                in_group(chat.messages[index], character.card_path.name)
         for key, value in prepared.built.metadata_updates.items():
             chat.header.set_metadata(key, value)
         return self._library.save_chat(loaded, chat), index
@@ -387,7 +415,28 @@ class ChatService:
     # -- automatic extraction -----------------------------------------------------------
 
     def _trigger_extraction(self, character: Character, ref: ChatRef) -> str:
-        """Start extraction in the background if the trigger says so now; say what happened."""
+        """Start extraction in the background if the trigger says so now; say what happened.
+
+        In a group chat every member hears the new message: each member's own
+        extraction is triggered (muted ones too), each with its own watermark.
+        """
+        if ref.group is None:
+            return self._trigger_one(character, ref)
+        return "; ".join(
+            f"{member.character.name}: {self._trigger_one(member.character, member)}"
+            for member in self._group_listeners(ref.group, ref.id)
+        )
+
+    def _group_listeners(self, group: GroupMembership, chat_id: str) -> list[ChatRef]:
+        """The group chat as each member of its group takes part in it."""
+        loaded = self._library.group(group.group_id)
+        return [
+            self._library.group_chat(loaded, member, chat_id)
+            for member in self._library.group_members(loaded.group)
+            if member is not None
+        ]
+
+    def _trigger_one(self, character: Character, ref: ChatRef) -> str:
         key = (character.name, ref.id)
         if key in self._running.tasks and not self._running.tasks[key].done():
             return "skipped: an extraction of this chat is running"
@@ -509,7 +558,9 @@ class ChatService:
     ) -> str:
         """A new chat holding messages 0..``at`` (default: all); returns its id."""
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        if ref.group is not None:
+            raise CharMemoryError("branching a group chat is not supported yet")
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             last = len(loaded.chat.messages) - 1 if at is None else at
             existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
@@ -522,14 +573,15 @@ class ChatService:
         self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
     ) -> Any:
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             result = change(loaded.chat)
             self._library.save_chat(loaded, loaded.chat)
             return result
 
-    def _lock(self, ref: ChatRef) -> asyncio.Lock:
-        return self._locks.setdefault((ref.character.name, ref.id), asyncio.Lock())
+    def chat_lock(self, ref: ChatRef) -> asyncio.Lock:
+        """Held by every operation on the chat's file (a group chat's members share it)."""
+        return self._locks.setdefault(ref.path, asyncio.Lock())
 
 
 def _chosen(chat: Chat, number: int) -> str:

@@ -24,7 +24,7 @@ from charmemory.core.existing_memories import (
     recent_first,
     select_existing,
 )
-from charmemory.core.extraction_prompt import PromptValues, render_prompt
+from charmemory.core.extraction_prompt import PromptValues, point_of_view, render_prompt
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.message_cleaning import cleaned_messages, join_messages
 from charmemory.core.prompt_budget import (
@@ -68,8 +68,11 @@ class ChunkPrompts:
         *,
         context_size: int,
         related: RelatedLookup,
+        members: Sequence[str] | None = None,
     ):
+        """``members``: the group's member names, when the chat is a group chat."""
         self._template = template
+        self._point_of_view = point_of_view(character.name, user_name, members)
         self._character = character
         self._user_name = user_name
         self._max_bullets = settings.max_bullets
@@ -117,6 +120,7 @@ class ChunkPrompts:
                     existing_memories=existing,
                     recent_messages=recent,
                     max_bullets=self._max_bullets,
+                    point_of_view=self._point_of_view,
                 ),
             )
         ]

@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from charmemory.core.block_merging import block_to_extend
+from charmemory.core.chat.group_joins import heard_from
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
@@ -47,7 +48,7 @@ from charmemory.core.watermark import (
     reconcile_watermark,
 )
 from charmemory.errors import CharMemoryError, ConfigError
-from charmemory.formats.chat import message_fingerprint
+from charmemory.formats.chat import chat_fingerprints
 from charmemory.formats.memory_file import (
     append_block,
     append_bullets,
@@ -279,6 +280,7 @@ class ExtractionService:
             settings,
             context_size=self._context_size(character.name),
             related=related,
+            members=loaded.ref.group.members if loaded.ref.group else None,
         )
         if prompts.card_cut is not None:
             self._log.record(
@@ -618,13 +620,21 @@ class ExtractionService:
 
 
 def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
+    """The chat as extraction reads it for the ref's character.
+
+    A group member who joined after the chat began did not hear what came before:
+    those messages are hidden from its extraction.
+    """
+    fingerprints = chat_fingerprints(loaded.chat)
+    group = loaded.ref.group
+    heard = heard_from(group.joined, fingerprints) if group is not None else 0
     return [
         SourceMessage(
             index=index,
             is_user=message.is_user,
             text=message.active_text,
-            fingerprint=message_fingerprint(message),
-            is_hidden=message.is_hidden,
+            fingerprint=fingerprints[index],
+            is_hidden=message.is_hidden or index < heard,
             name=message.name or "",
         )
         for index, message in enumerate(loaded.chat.messages)

@@ -71,8 +71,12 @@ class PromptPreparer:
         model: ModelSettings,
         *,
         kind: GenerationType = "normal",
+        group: tuple[str, ...] = (),
     ) -> PreparedPrompt:
-        """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply)."""
+        """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply).
+
+        In a group chat, ``group`` names every member and ``character`` is the speaker.
+        """
         timings: dict[str, float] = {}
         started = time.perf_counter()
         memories = await self._memories(chat, location, kind)
@@ -86,6 +90,7 @@ class PromptPreparer:
             memory=injection if injection and injection.text else None,
             generation_type=kind,
             character=character.stem,
+            group=group,
         )
         step = time.perf_counter()
         world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
