@@ -36,8 +36,11 @@ def workspace_with_a_surrogate(tmp_path: Path):
     # JSON escapes, as SillyTavern's JSON.stringify writes a lone surrogate.
     lines = [path.read_text(encoding="utf-8"), *(json.dumps(m) for m in messages)]
     path.write_text("\n".join(lines), encoding="utf-8")
+    # More memories than the prompt can show, so the chunk's text is embedded to rank them.
+    bullets = "".join(f"- Mira remembers harbour number {n}.\n" for n in range(400))
     (ws.files_dir / f"{CHARACTER}-memories.md").write_text(
-        '<memory chat="c" date="2026-01-01 10:00">\n- Mira hums when nervous.\n</memory>\n',
+        '<memory chat="c" date="2026-01-01 10:00">\n- Mira hums when nervous.\n'
+        f"{bullets}</memory>\n",
         encoding="utf-8",
     )
     return ws

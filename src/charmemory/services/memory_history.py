@@ -113,7 +113,7 @@ class MemoryHistoryService:
         except CharMemoryError as error:  # the undo stands; say what did not follow it
             progress = ()
             warnings.append(f"the memories were restored, but extraction progress was not: {error}")
-        self._record_undo(located, target, recorded)
+        self._record_undo(located, target, recorded, undoes_clear)
         try:
             restored = files.load(file)
         except FormatError as error:  # an earlier version that was itself unreadable
@@ -122,17 +122,19 @@ class MemoryHistoryService:
         warnings += await self._access.announce(located.location, restored.memories)
         return Undone(file, target, recorded, tuple(warnings), progress)
 
-    def _record_undo(self, located: Located, target: Version, recorded: Version) -> None:
+    def _record_undo(
+        self, located: Located, target: Version, recorded: Version, undoes_clear: bool
+    ) -> None:
         if self._log is None:
             return
-        cleared = target.cause == CLEAR or recorded.cause == CLEAR
         self._log.record(
             "memory.undo",
             f"{located.location.file}: version {target.number} ({target.cause}) restored as "
-            f"version {recorded.number}",
+            f"version {recorded.number}"
+            + ("; extraction progress from before the clear restored" if undoes_clear else ""),
             character=located.character.name,
             chat=located.chat.id if located.chat else None,
-            data={"restored": target.number, "recorded": recorded.number, "clear": cleared},
+            data={"restored": target.number, "recorded": recorded.number},
         )
 
     def _current(self, character_name: str, chat: str | None) -> tuple[Located, FileVersion]:
