@@ -49,3 +49,13 @@ class ConfigError(CharMemoryError):
 
 class ContextTooSmallError(CharMemoryError):
     """The prompt's fixed parts do not fit the context size less the response length."""
+
+
+class StaleVersionError(ConflictError):
+    """A change was asked of a version that is no longer current (a stale `If-Match`)."""
+
+
+class UpstreamError(CharMemoryError):
+    """The LLM provider refused or failed a request; `status` is its HTTP status, if any."""
+
+    status: int | None = None

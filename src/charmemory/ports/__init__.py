@@ -33,6 +33,7 @@ from charmemory.ports.models import (
     StreamDelta,
     Usage,
 )
+from charmemory.ports.relay import CompletionRelay, RelayedPiece
 from charmemory.ports.retrieval import (
     IndexHit,
     IndexItem,
@@ -79,6 +80,7 @@ __all__ = [
     "ChatRef",
     "ChatState",
     "Completion",
+    "CompletionRelay",
     "ConsolidatedMemories",
     "Embedder",
     "ExtractedBlock",
@@ -105,6 +107,7 @@ __all__ = [
     "PendingAppend",
     "PreviewRepository",
     "PromptStore",
+    "RelayedPiece",
     "RetrievalIndex",
     "RetrievalLog",
     "RetrievalRecord",

@@ -25,12 +25,13 @@ from charmemory.core.chat.messages import (
     character_reply,
     greeting,
     iso_time,
+    new_chat_header,
     user_message,
 )
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.triggers import format_wait
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat, ChatHeader
+from charmemory.formats.chat import Chat
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -114,13 +115,7 @@ class ChatService:
     def _fresh_chat(self, character: Character) -> tuple[str, Chat]:
         now = self._clock()
         chat_id = chat_file_name(character.name, now.astimezone()).removesuffix(".jsonl")
-        header = ChatHeader(
-            {
-                "chat_metadata": {"integrity": str(uuid.uuid4())},
-                "user_name": "unused",
-                "character_name": "unused",
-            }
-        )
+        header = new_chat_header(str(uuid.uuid4()))
         card = character.card
         messages = []
         if card.first_mes or card.alternate_greetings:
@@ -189,7 +184,7 @@ class ChatService:
         if not text.strip():
             raise CharMemoryError("the message is empty")
         ref = self.chat_ref(character_name, chat_id, new=new)
-        async with self._lock(ref):
+        async with self.lock(ref):
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             loaded.chat.append(user_message(persona.name, text, self._clock()))
@@ -215,7 +210,7 @@ class ChatService:
     ) -> Turn:
         """A reply without a new message: a new reply, a swipe, a regeneration, a continuation."""
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.lock(ref):
             loaded = self._library.load_chat(ref)
             if kind != "normal":
                 editing.last_reply(loaded.chat)  # raises when there is none to change
@@ -274,7 +269,7 @@ class ChatService:
                 f"{character.name!r} --raw)"
             ) from None
         number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
-        extraction = self._trigger_extraction(character, saved.ref)
+        extraction = self.trigger_extraction(character, saved.ref)
         return Turn(
             saved.ref.id,
             index,
@@ -386,7 +381,7 @@ class ChatService:
 
     # -- automatic extraction -----------------------------------------------------------
 
-    def _trigger_extraction(self, character: Character, ref: ChatRef) -> str:
+    def trigger_extraction(self, character: Character, ref: ChatRef) -> str:
         """Start extraction in the background if the trigger says so now; say what happened."""
         key = (character.name, ref.id)
         if key in self._running.tasks and not self._running.tasks[key].done():
@@ -418,6 +413,11 @@ class ChatService:
         if running:
             await asyncio.gather(*running)
         return self.extraction_failures()
+
+    def cancel_extractions(self) -> None:
+        """Stop background extractions (at shutdown): each is journalled, so none is torn."""
+        for task in self._running.tasks.values():
+            task.cancel()
 
     def extraction_failures(self) -> list[str]:
         """The background extractions' failures since the last call, once each (no waiting)."""
@@ -509,7 +509,7 @@ class ChatService:
     ) -> str:
         """A new chat holding messages 0..``at`` (default: all); returns its id."""
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.lock(ref):
             loaded = self._library.load_chat(ref)
             last = len(loaded.chat.messages) - 1 if at is None else at
             existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
@@ -522,13 +522,14 @@ class ChatService:
         self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
     ) -> Any:
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.lock(ref):
             loaded = self._library.load_chat(ref)
             result = change(loaded.chat)
             self._library.save_chat(loaded, loaded.chat)
             return result
 
-    def _lock(self, ref: ChatRef) -> asyncio.Lock:
+    def lock(self, ref: ChatRef) -> asyncio.Lock:
+        """The lock every change to one chat holds (the memory endpoint's too)."""
         return self._locks.setdefault((ref.character.name, ref.id), asyncio.Lock())
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from charmemory.formats.chat import Message
+from charmemory.formats.chat import ChatHeader, Message
 
 
 def iso_time(at: datetime) -> str:
@@ -42,6 +42,17 @@ class Generated:
         if not self.reasoning:
             return None
         return round((self.finished - self.started).total_seconds() * 1000)
+
+
+def new_chat_header(integrity: str) -> ChatHeader:
+    """The header SillyTavern 1.15+ writes for a new chat."""
+    return ChatHeader(
+        {
+            "chat_metadata": {"integrity": integrity},
+            "user_name": "unused",
+            "character_name": "unused",
+        }
+    )
 
 
 def user_message(name: str, text: str, at: datetime) -> Message:
