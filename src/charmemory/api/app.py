@@ -50,6 +50,7 @@ def create_api(open_app: Callable[[], App], *, token: str | None = None) -> Fast
         finally:
             await _finish_background_work(app)
             app.close()
+            log.info("stopped: background work done, workspace closed")
 
     api = FastAPI(
         title="charmemory",
