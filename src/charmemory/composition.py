@@ -55,6 +55,7 @@ from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
 from charmemory.services.lore import LoreGatherer
+from charmemory.services.lorebook_editing import LorebookEditor
 from charmemory.services.memory_access import MemoryFileAccess, MemoryLocator, index_follower
 from charmemory.services.memory_endpoint import MemoryEndpoint
 from charmemory.services.memory_history import MemoryHistoryService
@@ -250,11 +251,19 @@ class App:
         return PromptPreparer(
             self.settings,
             self._memory_files,
-            LoreGatherer(Lorebooks(self.workspace), self.settings, retrieval),
+            LoreGatherer(self._lorebooks, self.settings, retrieval),
             retrieval,
             self._token_counter,
             clock=self._clock,
         )
+
+    @cached_property
+    def _lorebooks(self) -> Lorebooks:
+        return Lorebooks(self.workspace)
+
+    @cached_property
+    def lorebooks(self) -> LorebookEditor:
+        return LorebookEditor(self._lorebooks)
 
     @cached_property
     def _generation_log(self) -> SqliteGenerationLog:

@@ -18,7 +18,20 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
-from charmemory.api import openai_endpoint
+from charmemory.api import (
+    activity,
+    characters,
+    chats,
+    consolidation,
+    diagnostics,
+    extraction,
+    history,
+    lorebooks,
+    memories,
+    openai_endpoint,
+    providers,
+    settings,
+)
 from charmemory.api.errors import install_error_handlers
 from charmemory.api.middleware import CollapseSlashes, LimitBody, RequestLog, RequireToken
 from charmemory.composition import App
@@ -62,7 +75,20 @@ def create_api(open_app: Callable[[], App], *, token: str | None = None) -> Fast
     )
     api.state.app = app
     install_error_handlers(api)
-    for module in (openai_endpoint,):
+    for module in (
+        openai_endpoint,
+        characters,
+        chats,
+        memories,
+        extraction,
+        consolidation,
+        history,
+        settings,
+        providers,
+        lorebooks,
+        diagnostics,
+        activity,
+    ):
         api.include_router(module.router)
     # Added innermost first: the log line sees everything, CORS answers preflights
     # before the token is asked for, and the size limit guards the reading of bodies.

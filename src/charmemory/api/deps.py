@@ -20,9 +20,19 @@ Services = Annotated[App, Depends(_services)]
 
 
 def etag_of(value: Any) -> str:
-    """A strong ETag for a version: a digest, or any JSON value hashed."""
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    """A strong ETag for a version: a digest as it is, or any other value hashed."""
+    if isinstance(value, str) and value.isalnum():
+        return f'"{value}"'
+    text = json.dumps(value, sort_keys=True, default=str)
     return '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
+
+
+def if_match(request: Request) -> str | None:
+    """The version a write was made on (`If-Match`, unquoted), for services that check it."""
+    wanted = request.headers.get("if-match")
+    if wanted is None or wanted.strip() == "*":
+        return None
+    return wanted.split(",")[0].strip().removeprefix("W/").strip('"')
 
 
 def with_etag(response: Response, version: Any) -> None:
