@@ -27,6 +27,7 @@ from charmemory.adapters.input_files import read_input_text
 from charmemory.adapters.library import Library
 from charmemory.adapters.llm.embedded import local_llm_ready
 from charmemory.adapters.llm.factory import build_chat_model
+from charmemory.adapters.llm.relay import ModelRelay, OpenAIRelay
 from charmemory.adapters.llm.token_count import token_counter
 from charmemory.adapters.lorebooks import Lorebooks
 from charmemory.adapters.memory_files import MemoryFiles
@@ -42,6 +43,7 @@ from charmemory.adapters.model_install import (
 from charmemory.adapters.prompt_store import PromptStore
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.secrets import API_KEY_ENV, SECRETS_FILE_NAME, ApiKeys, SecretsFile
+from charmemory.adapters.server_token import TOKEN_FILE_NAME, ServerTokenFile
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.adapters.state_database import StateDatabaseFile
@@ -50,16 +52,19 @@ from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
 from charmemory.core.redaction import Redactor
 from charmemory.errors import CharMemoryError, ConfigError
-from charmemory.ports import ChatModel, Embedder, TokenCounter
+from charmemory.ports import ChatModel, CompletionRelay, Embedder, TokenCounter
 from charmemory.services.chat import ChatService
 from charmemory.services.chat_commands import ChatCommands
+from charmemory.services.chat_recording import ChatRecorder
 from charmemory.services.chat_watch import ChatWatcher
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
 from charmemory.services.group_chat import GroupChatService
 from charmemory.services.lore import LoreGatherer
+from charmemory.services.lorebook_editing import LorebookEditor
 from charmemory.services.memory_access import MemoryFileAccess, MemoryLocator, index_follower
+from charmemory.services.memory_endpoint import MemoryEndpoint
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.memory_search import MemorySearch
@@ -120,6 +125,11 @@ class App:
     def keys(self) -> ApiKeys:
         ws = self.workspace
         return ApiKeys(SecretsFile(ws.state_dir / SECRETS_FILE_NAME, ws.locks), self._env)
+
+    @cached_property
+    def server_token(self) -> ServerTokenFile:
+        """The access token `serve --new-token` generated, if any."""
+        return ServerTokenFile(self.workspace.state_dir / TOKEN_FILE_NAME)
 
     @cached_property
     def activity(self) -> ActivityLog:
@@ -274,11 +284,23 @@ class App:
         return PromptPreparer(
             self.settings,
             self._memory_files,
-            LoreGatherer(Lorebooks(self.workspace), self.settings, retrieval),
+            LoreGatherer(self._lorebooks, self.settings, retrieval),
             retrieval,
             self._token_counter,
             clock=self._clock,
         )
+
+    @cached_property
+    def _lorebooks(self) -> Lorebooks:
+        return Lorebooks(self.workspace)
+
+    @cached_property
+    def lorebooks(self) -> LorebookEditor:
+        return LorebookEditor(self._lorebooks)
+
+    @cached_property
+    def _generation_log(self) -> SqliteGenerationLog:
+        return SqliteGenerationLog(self.workspace.db)
 
     @cached_property
     def chat(self) -> ChatService:
@@ -286,7 +308,7 @@ class App:
         return ChatService(
             self.locator,
             self._prompt_preparer,
-            SqliteGenerationLog(self.workspace.db),
+            self._generation_log,
             self.settings,
             self.extraction,
             self.activity,
@@ -300,6 +322,34 @@ class App:
         return GroupChatService(
             self.library, self.chat, self._prompt_preparer, self.activity, clock=self._clock
         )
+
+    @cached_property
+    def memory_endpoint(self) -> MemoryEndpoint:
+        """The OpenAI-compatible endpoint: a frontend's requests, recorded and remembered."""
+        recorder = ChatRecorder(
+            self.library, self.chat, self._prompt_preparer, self.activity, clock=self._clock
+        )
+        return MemoryEndpoint(
+            self.library,
+            self.locator,
+            self.settings,
+            self.chat,
+            self._prompt_preparer,
+            recorder,
+            self._generation_log,
+            self.activity,
+            relay_for=self._relay_for,
+            clock=self._clock,
+        )
+
+    def _relay_for(self, character: str | None) -> CompletionRelay:
+        """The provider the memory endpoint forwards to (the character's, if it has one)."""
+        settings = self.settings.model(self._overrides, character, require_model=False)
+        if self._chat_model is not None:
+            return ModelRelay(self._chat_model(), settings)
+        if settings.preset.dialect == "openai":
+            return OpenAIRelay(settings, self.keys.lookup(settings.provider).value)
+        return ModelRelay(self.providers.chat_model(self._overrides, character=character), settings)
 
     @cached_property
     def chat_commands(self) -> ChatCommands:

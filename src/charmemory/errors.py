@@ -57,3 +57,13 @@ class DamagedDatabaseError(CharMemoryError):
 
 class ResponseBudgetError(CharMemoryError):
     """The response budget (max tokens) ran out before the model wrote any answer."""
+
+
+class StaleVersionError(ConflictError):
+    """A change was asked of a version that is no longer current (a stale `If-Match`)."""
+
+
+class UpstreamError(CharMemoryError):
+    """The LLM provider refused or failed a request; `status` is its HTTP status, if any."""
+
+    status: int | None = None

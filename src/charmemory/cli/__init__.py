@@ -15,6 +15,7 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     prompt_cmds,
     provider_cmds,
     retrieval_cmds,
+    serve_cmds,
     settings_cmds,
     watch_cmds,
     workspace_cmds,

@@ -33,6 +33,7 @@ from charmemory.ports.models import (
     StreamDelta,
     Usage,
 )
+from charmemory.ports.relay import CompletionRelay, RelayedPiece
 from charmemory.ports.retrieval import (
     IndexHit,
     IndexItem,
@@ -85,6 +86,7 @@ __all__ = [
     "ChatStamp",
     "ChatState",
     "Completion",
+    "CompletionRelay",
     "ConsolidatedMemories",
     "Embedder",
     "ExtractedBlock",
@@ -113,6 +115,7 @@ __all__ = [
     "PendingAppend",
     "PreviewRepository",
     "PromptStore",
+    "RelayedPiece",
     "RetrievalIndex",
     "RetrievalLog",
     "RetrievalRecord",

@@ -300,7 +300,7 @@ class ChatService:
                 f"{character.name!r} --raw)"
             ) from None
         number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
-        extraction = self._trigger_extraction(character, saved.ref)
+        extraction = self.trigger_extraction(character, saved.ref)
         return Turn(
             saved.ref.id,
             index,
@@ -414,7 +414,7 @@ class ChatService:
 
     # -- automatic extraction -----------------------------------------------------------
 
-    def _trigger_extraction(self, character: Character, ref: ChatRef) -> str:
+    def trigger_extraction(self, character: Character, ref: ChatRef) -> str:
         """Start extraction in the background if the trigger says so now; say what happened.
 
         In a group chat every member hears the new message: each member's own
@@ -467,6 +467,11 @@ class ChatService:
         if running:
             await asyncio.gather(*running)
         return self.extraction_failures()
+
+    def cancel_extractions(self) -> None:
+        """Stop background extractions (at shutdown): each is journalled, so none is torn."""
+        for task in self._running.tasks.values():
+            task.cancel()
 
     def extraction_failures(self) -> list[str]:
         """The background extractions' failures since the last call, once each (no waiting)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from charmemory.core.bullet_length import require_within_limit
 from charmemory.core.memory_history import ADD, DELETE, EDIT
-from charmemory.errors import CharMemoryError, ConflictError
+from charmemory.errors import CharMemoryError, StaleVersionError
 from charmemory.formats.memory_file import (
     MemoryFile,
     append_block,
@@ -172,7 +172,7 @@ class MemoryManager:
     ) -> tuple[Located, LoadedMemories]:
         located, loaded = self._access.load(character_name, chat)
         if expect is not None and expect != loaded.version.digest:
-            raise ConflictError(
+            raise StaleVersionError(
                 f"{loaded.file} changed since it was listed; nothing was written "
                 "(list the memories again)"
             )

@@ -79,7 +79,7 @@ class PromptPreparer:
         """
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        memories = await self._memories(chat, location, kind)
+        memories = await self.memories(chat, location, kind)
         timings["retrieval_ms"] = _ms(started)
         persona = self.persona(chat)
         injection: Injection | None = memories.injection if memories else None
@@ -132,9 +132,10 @@ class PromptPreparer:
     def _values(self, settings: tuple, character: str) -> dict:
         return {s.name: self._settings.value(s.name, character) for s in settings}
 
-    async def _memories(
-        self, chat: Chat, location: MemoryLocation, kind: GenerationType
+    async def memories(
+        self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
     ) -> Retrieval | None:
+        """The memories retrieved for the chat's last messages (None: no memory file or index)."""
         retrieval = self._retrieval()
         digest = self._files.digest(location.file)
         if retrieval is None or digest is None:

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from charmemory.errors import CharMemoryError, ResponseBudgetError
+from charmemory.errors import ResponseBudgetError, UpstreamError
 
 MESSAGE_LIMIT = 300
 
 
-class ProviderError(CharMemoryError):
+class ProviderError(UpstreamError):
     """A request to an LLM provider failed; `str()` is the one-line explanation."""
 
     def __init__(

@@ -53,6 +53,12 @@ class Endpoint:
         return self.errors.provider
 
 
+@dataclass(frozen=True)
+class OpenStream:
+    content_type: str
+    pieces: AsyncIterator[bytes]
+
+
 class Transport:
     def __init__(self, endpoint: Endpoint, retry: RetryPolicy):
         self.endpoint = endpoint
@@ -90,6 +96,27 @@ class Transport:
                 ) from None
             finally:
                 await response.aclose()
+
+    @asynccontextmanager
+    async def open_stream(self, url: str, body: Mapping[str, Any]) -> AsyncIterator[OpenStream]:
+        """A streamed answer, open: its content type and its bytes as they arrive."""
+        async with self._client() as client:
+            response = await self._send(client, "POST", url, body, None, read_body=False)
+            try:
+                yield OpenStream(response.headers.get("content-type", ""), self._pieces(response))
+            finally:
+                await response.aclose()
+
+    async def _pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        try:
+            async for piece in response.aiter_bytes():
+                yield piece
+        except httpx.ReadTimeout:
+            raise self._read_timeout() from None
+        except httpx.TransportError as error:
+            raise self._connection_error(
+                error, f"{self.endpoint.base_url} dropped the connection mid-answer"
+            ) from None
 
     def decode(self, content: bytes) -> Any:
         try:
