@@ -5,6 +5,13 @@ constructors. Nothing here does IO. One module per kind of outside thing; every
 name is importable from `charmemory.ports`.
 """
 
+from charmemory.ports.books import (
+    BookStore,
+    BookTransactions,
+    BookWrite,
+    LoadedBook,
+    ProfileRepository,
+)
 from charmemory.ports.chat import (
     GenerationLog,
     LorebookStore,
@@ -72,6 +79,9 @@ __all__ = [
     "ActivityRecorder",
     "AnswerFormat",
     "ApiKeyStore",
+    "BookStore",
+    "BookTransactions",
+    "BookWrite",
     "Character",
     "CharacterLibrary",
     "ChatMessage",
@@ -96,6 +106,7 @@ __all__ = [
     "KeyLookup",
     "LatestChatRef",
     "Level",
+    "LoadedBook",
     "LoadedChat",
     "LoadedMemories",
     "LorebookStore",
@@ -104,6 +115,7 @@ __all__ = [
     "NewMemories",
     "PendingAppend",
     "PreviewRepository",
+    "ProfileRepository",
     "PromptStore",
     "RetrievalIndex",
     "RetrievalLog",
