@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from charmemory.adapters.activity_log import ActivityLog
+from charmemory.adapters.books.files import BookFiles
+from charmemory.adapters.books.profiles import ProfileStore
+from charmemory.adapters.books.transactions import BookTransactions
 from charmemory.adapters.consolidation_previews import PreviewStore
 from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
@@ -46,6 +49,8 @@ from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError
 from charmemory.ports import ChatModel, Embedder, TokenCounter
+from charmemory.services.book_profiles import ProfileService
+from charmemory.services.books import BookService
 from charmemory.services.chat import ChatService
 from charmemory.services.chat_commands import ChatCommands
 from charmemory.services.consolidation import ConsolidationService
@@ -60,6 +65,8 @@ from charmemory.services.prompting import PromptPreparer
 from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.scene_writer import EntryWriter
+from charmemory.services.scenes import SceneService
 from charmemory.services.settings import SettingsService
 
 EMBEDDER_URLS = {"openai": "https://api.openai.com/v1", "ollama": "http://127.0.0.1:11434"}
@@ -284,6 +291,42 @@ class App:
             self.settings,
             model=self._chat_model or (lambda: self.providers.chat_model(self._overrides)),
             log=self.activity,
+        )
+
+    # -- memory books ---------------------------------------------------------------------
+
+    @cached_property
+    def _book_files(self) -> BookFiles:
+        return BookFiles(self.workspace)
+
+    @cached_property
+    def books(self) -> BookService:
+        """Memory books: listed, bound to chats, versioned; written all together or not at all."""
+        transactions = BookTransactions(
+            self.workspace, self._book_files, self.library.load_chat, clock=self._clock
+        )
+        return BookService(
+            self._book_files, transactions, self.library, self.settings, self.activity
+        )
+
+    @cached_property
+    def book_profiles(self) -> ProfileService:
+        return ProfileService(ProfileStore(self.workspace.db))
+
+    @cached_property
+    def _entry_writer(self) -> EntryWriter:
+        return EntryWriter(self.settings, self.prompts, self._book_model)
+
+    def _book_model(self, character: str, overrides: Mapping[str, Any]) -> ChatModel:
+        """A profile's model: its own connection, else the character's chat model."""
+        if self._chat_model is not None:
+            return self._chat_model()
+        return self.providers.chat_model({**overrides, **self._overrides}, character=character)
+
+    @cached_property
+    def scenes(self) -> SceneService:
+        return SceneService(
+            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
         )
 
 

@@ -298,6 +298,7 @@ def m011_memory_books(conn: sqlite3.Connection) -> None:
             before_data   BLOB,              -- zlib-compressed
             after_digest  TEXT,              -- NULL: the file is removed
             after_data    BLOB,
+            restores      INTEGER,           -- for an undo: the book version brought back
             PRIMARY KEY (txn, position)
         )""",
         """CREATE TABLE book_profiles (

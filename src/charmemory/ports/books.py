@@ -61,8 +61,9 @@ class BookWrite(Protocol):
         """Write ``book`` as ``name`` when the transaction commits (creating it if new)."""
         ...
 
-    def restore(self, name: str, data: bytes | None) -> None:
-        """Put exactly ``data`` back as ``name`` (None: no such file) when it commits."""
+    def restore(self, name: str, data: bytes | None, *, restores: int | None = None) -> None:
+        """Put exactly ``data`` back as ``name`` (None: no such file) when it commits;
+        ``restores`` names the version an undo brings back."""
         ...
 
     def save_chat(self, chat: Chat) -> None: ...

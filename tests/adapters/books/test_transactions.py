@@ -98,31 +98,37 @@ def test_books_and_chat_are_written_together_and_versioned(ws: Workspace) -> Non
 
 def test_an_error_inside_writes_nothing(ws: Workspace) -> None:
     before = state(ws)
-    with pytest.raises(CharMemoryError, match="the model refused"):
-        with transactions(ws).open(BOOKS, cause="scene memory") as write:
-            book = write.book("Group").book
-            book.add("New.", ["new"])
-            write.save("Group", book)
-            raise CharMemoryError("the model refused")
+    with (
+        pytest.raises(CharMemoryError, match="the model refused"),
+        transactions(ws).open(BOOKS, cause="scene memory") as write,
+    ):
+        book = write.book("Group").book
+        book.add("New.", ["new"])
+        write.save("Group", book)
+        raise CharMemoryError("the model refused")
     assert state(ws) == before
 
 
 def test_a_book_edited_by_hand_meanwhile_stops_the_whole_write(ws: Workspace) -> None:
     before = state(ws)
-    with pytest.raises(ConflictError, match="Bob.json changed on disk"):
-        with transactions(ws).open(BOOKS, cause="scene memory") as write:
-            for name in BOOKS:
-                book = write.book(name).book
-                book.add("New.", ["new"])
-                write.save(name, book)
-            (ws.worlds_dir / "Bob.json").write_text('{"entries": {}}', encoding="utf-8")
+    with (
+        pytest.raises(ConflictError, match=r"Bob\.json changed on disk"),
+        transactions(ws).open(BOOKS, cause="scene memory") as write,
+    ):
+        for name in BOOKS:
+            book = write.book(name).book
+            book.add("New.", ["new"])
+            write.save(name, book)
+        (ws.worlds_dir / "Bob.json").write_text('{"entries": {}}', encoding="utf-8")
     assert state(ws)["Group"] == before["Group"] and state(ws)["Alice"] == before["Alice"]
 
 
 def test_only_locked_books_can_be_written(ws: Workspace) -> None:
-    with pytest.raises(CharMemoryError, match="'Bob' was not locked"):
-        with transactions(ws).open(["Group"], cause="edit") as write:
-            write.book("Bob")
+    with (
+        pytest.raises(CharMemoryError, match="'Bob' was not locked"),
+        transactions(ws).open(["Group"], cause="edit") as write,
+    ):
+        write.book("Bob")
 
 
 def test_a_hand_edit_before_a_write_is_kept_as_its_own_version(ws: Workspace) -> None:
@@ -143,7 +149,10 @@ def test_a_hand_edit_before_a_write_is_kept_as_its_own_version(ws: Workspace) ->
 def run_writer(root: Path, kill_at: str) -> int:
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{ROOT}"}
     done = subprocess.run(
-        [sys.executable, "-c", WRITER, str(root), kill_at], env=env, capture_output=True, timeout=120
+        [sys.executable, "-c", WRITER, str(root), kill_at],
+        env=env,
+        capture_output=True,
+        timeout=120,
     )
     assert done.returncode in (0, -9), done.stderr.decode()
     return done.returncode
@@ -171,7 +180,7 @@ def test_a_write_killed_at_any_step_is_all_or_nothing_after_restart(
         on_disk = written(state(ws))
         assert on_disk != [True] * 4 or kill_at == "wrote 4"  # left half-done (or just done)
     reopened = Workspace.open(ws.root)
-    reopened.db  # opening the database finishes what the killed writer left
+    assert reopened.db  # opening the database finishes what the killed writer left
     after = state(reopened)
     assert written(after) == [expected] * 4
     if not expected:
@@ -181,9 +190,10 @@ def test_a_write_killed_at_any_step_is_all_or_nothing_after_restart(
     causes = [v.cause for v in BookFiles(reopened).versions("Group")]
     assert causes == (["found", "scene memory"] if expected else [])
     if expected and kill_at != "committed":
+        [chat] = reopened.chats_dir.glob("*/*.jsonl")
         assert reopened.recovered == [
             "an interrupted scene memory was completed (worlds/Group.json, worlds/Alice.json, "
-            f"worlds/Bob.json, chats/{CHARACTER}/{next(iter(reopened.chats_dir.glob('*/*.jsonl'))).name})"
+            f"worlds/Bob.json, chats/{CHARACTER}/{chat.name})"
         ]
 
 
@@ -193,7 +203,7 @@ def test_a_file_changed_after_the_kill_rolls_the_others_back(ws: Workspace) -> N
     run_writer(ws.root, "wrote 2")
     (ws.worlds_dir / "Bob.json").write_text('{"entries": {}}', encoding="utf-8")
     reopened = Workspace.open(ws.root)
-    reopened.db
+    assert reopened.db
     after = state(reopened)
     assert after["Group"] == before["Group"] and after["Alice"] == before["Alice"]
     assert after["chat"] == before["chat"] and after["Bob"] == '{"entries": {}}'

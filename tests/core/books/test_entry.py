@@ -57,7 +57,9 @@ def group_chat() -> Chat:
         ChatHeader({}),
         [
             Message.new(name="Alex", mes="Evening.", is_user=True, send_date="x"),
-            Message({"name": "Alice", "is_user": False, "mes": "Hi.", "original_avatar": "Alice.png"}),
+            Message(
+                {"name": "Alice", "is_user": False, "mes": "Hi.", "original_avatar": "Alice.png"}
+            ),
             Message({"name": "Bob", "is_user": False, "mes": "Yo.", "original_avatar": "Bob.png"}),
         ],
     )
@@ -65,7 +67,11 @@ def group_chat() -> Chat:
 
 def test_a_group_memory_is_a_canonical_entry_and_linked_copies_as_stmb_writes_them() -> None:
     scene = compile_scene(
-        group_chat(), SceneRange(0, 2), chat_id="2026-02-15@10h00m00s", character="Tavern", user="Alex"
+        group_chat(),
+        SceneRange(0, 2),
+        chat_id="2026-02-15@10h00m00s",
+        character="Tavern",
+        user="Alex",
     )
     members = [Member("Alice.png", "Alice"), Member("Bob.png", "Bob"), Member("Clara.png", "Clara")]
     participants = participants_of(scene, members)
@@ -101,7 +107,11 @@ def test_members_sharing_a_book_get_one_copy_there() -> None:
         "Group", [alice, bob], {"Alice.png": "Shared", "Bob.png": "Shared"}, group_label="G"
     )
     [copy] = targets.copies
-    assert (copy.book, copy.owners, copy.filter_names) == ("Shared", ("Alice", "Bob"), ("Alice", "Bob"))
+    assert (copy.book, copy.owners, copy.filter_names) == (
+        "Shared",
+        ("Alice", "Bob"),
+        ("Alice", "Bob"),
+    )
 
 
 @pytest.mark.parametrize(
@@ -143,7 +153,9 @@ def test_entry_settings_refuse_what_stmb_refuses() -> None:
         EntrySettings(mode="red")
     with pytest.raises(ConfigError, match="reverse start"):
         EntrySettings(reverse_start=50)
-    assert EntrySettings.from_dict(EntrySettings(mode="blue").to_dict()) == EntrySettings(mode="blue")
+    assert EntrySettings.from_dict(EntrySettings(mode="blue").to_dict()) == EntrySettings(
+        mode="blue"
+    )
 
 
 def test_a_book_stmb_wrote_round_trips_and_reads_as_memories() -> None:
@@ -160,10 +172,20 @@ def test_a_book_stmb_wrote_round_trips_and_reads_as_memories() -> None:
 def test_adding_a_memory_to_a_book_stmb_wrote_continues_its_numbers_and_keeps_the_rest() -> None:
     text = golden("stmb_written_book.json")
     book = parse_lorebook(text)
-    chat = Chat(ChatHeader({}), [Message.new(name="Mira", mes=f"line {i}", is_user=False, send_date="x") for i in range(45)])
+    chat = Chat(
+        ChatHeader({}),
+        [
+            Message.new(name="Mira", mes=f"line {i}", is_user=False, send_date="x")
+            for i in range(45)
+        ],
+    )
     scene = compile_scene(chat, SceneRange(41, 44), chat_id=CHAT_ID, character="Mira", user="Alex")
     writing = SceneWriting(
-        scene, SceneAnswer("Landfall", "- They landed.", ("land",)), "[000] - {{title}}", EntrySettings(), TitleValues()
+        scene,
+        SceneAnswer("Landfall", "- They landed.", ("land",)),
+        "[000] - {{title}}",
+        EntrySettings(),
+        TitleValues(),
     )
     [placed] = place_scene({"Mira": book}, single_book("Mira"), writing)
     assert (placed.uid, placed.title) == (0, "004 - Landfall")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from charmemory.core.books.layout import check_scene_fits, memory_ranges
 from charmemory.core.books.entry import EntrySettings, MemoryDraft, memory_entry
+from charmemory.core.books.layout import check_scene_fits, memory_ranges
 from charmemory.core.books.progress import auto_range, catch_up_ranges, hide_ranges
 from charmemory.core.books.scenes import (
     OverlapError,
@@ -64,7 +64,9 @@ def book_with(first: int, last: int, chat: str) -> Lorebook:
 def test_a_range_overlapping_a_memory_of_the_same_chat_is_refused() -> None:
     book = book_with(10, 20, "chat A")
     assert memory_ranges(book, "chat A") == [(SceneRange(10, 20), "001 - Old")]
-    with pytest.raises(OverlapError, match="messages 20-30 overlap '001 - Old' \\(messages 10-20\\) in Book"):
+    with pytest.raises(
+        OverlapError, match="messages 20-30 overlap '001 - Old' \\(messages 10-20\\) in Book"
+    ):
         check_scene_fits({"Book": book}, SceneRange(20, 30), "chat A", allow_overlap=False)
     check_scene_fits({"Book": book}, SceneRange(21, 30), "chat A", allow_overlap=False)
     check_scene_fits({"Book": book}, SceneRange(15, 30), "chat B", allow_overlap=False)

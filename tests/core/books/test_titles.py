@@ -51,7 +51,9 @@ def test_every_title_token_is_replaced() -> None:
         date="2026-03-01",
         time="12:00:05",
     )
-    title_format = "[000] {{title}} {{scene}} {{char}} {{user}} {{messages}} {{profile}} {{date}} {{time}}"
+    title_format = (
+        "[000] {{title}} {{scene}} {{char}} {{user}} {{messages}} {{profile}} {{date}} {{time}}"
+    )
     assert render_title(title_format, values, 3) == (
         "003 Dawn at the Docks Scene 10-25 Mira Alex 16 Default 2026-03-01 12:00:05"
     )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from charmemory.adapters.activity_log import ActivityLog
 from charmemory.adapters.atomic_file import (
     FileLocks,
     digest_of,
@@ -29,7 +30,6 @@ from charmemory.adapters.atomic_file import (
     remove_file,
     replace_file,
 )
-from charmemory.adapters.activity_log import ActivityLog
 from charmemory.adapters.history import MemoryHistory
 from charmemory.adapters.sqlite_db import transaction
 from charmemory.core.memory_history import FOUND, OUTSIDE_EDIT
@@ -46,6 +46,7 @@ class FileChange:
     before: bytes | None  # None: the file did not exist
     after: bytes | None  # None: the file is removed
     versioned: bool  # a book, whose versions are kept (a chat's are not)
+    restores: int | None = None  # for an undo: the version it brings back
 
     @property
     def before_digest(self) -> str | None:
@@ -84,7 +85,7 @@ def record_intent(
         assert txn is not None
         conn.executemany(
             "INSERT INTO book_transaction_files (txn, position, path, versioned, before_digest, "
-            "before_data, after_digest, after_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "before_data, after_digest, after_data, restores) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     txn,
@@ -95,6 +96,7 @@ def record_intent(
                     _packed(change.before),
                     change.after_digest,
                     _packed(change.after),
+                    change.restores,
                 )
                 for position, change in enumerate(changes)
             ],
@@ -123,7 +125,9 @@ def record_done(
     with transaction(conn, immediate=True):
         for change in changes:
             if change.versioned:
-                history.record(change.path, change.after, cause=cause, detail=detail)
+                history.record(
+                    change.path, change.after, cause=cause, detail=detail, restores=change.restores
+                )
         conn.execute("DELETE FROM book_transactions WHERE id = ?", (txn,))
 
 
@@ -168,10 +172,7 @@ def _finish(
                 write_change(root, FileChange(change.path, None, change.before, change.versioned))
         with transaction(conn, immediate=True):
             conn.execute("DELETE FROM book_transactions WHERE id = ?", (txn,))
-        return (
-            f"an interrupted {cause} was undone: {', '.join(changed)} changed since "
-            "it began"
-        )
+        return f"an interrupted {cause} was undone: {', '.join(changed)} changed since it began"
     for change in changes:
         if current[change.path] != change.after_digest:
             write_change(root, change)
@@ -182,7 +183,7 @@ def _finish(
 
 def _changes(conn: sqlite3.Connection, txn: int) -> list[FileChange]:
     rows = conn.execute(
-        "SELECT path, versioned, before_data, after_data FROM book_transaction_files "
+        "SELECT path, versioned, before_data, after_data, restores FROM book_transaction_files "
         "WHERE txn = ? ORDER BY position",
         (txn,),
     )
@@ -192,6 +193,7 @@ def _changes(conn: sqlite3.Connection, txn: int) -> list[FileChange]:
             _unpacked(row["before_data"]),
             _unpacked(row["after_data"]),
             bool(row["versioned"]),
+            row["restores"],
         )
         for row in rows
     ]

@@ -102,6 +102,7 @@ class _Write:
         self._books: dict[str, LoadedBook] = {}
         self._chat: LoadedChat | None = None
         self._book_data: dict[str, bytes | None] = {}
+        self._restores: dict[str, int] = {}
         self._chat_data: bytes | None = None
 
     def book(self, name: str) -> LoadedBook:
@@ -121,9 +122,12 @@ class _Write:
         self.book(name)
         self._book_data[self._locked(name)] = book.render().encode("utf-8")
 
-    def restore(self, name: str, data: bytes | None) -> None:
+    def restore(self, name: str, data: bytes | None, *, restores: int | None = None) -> None:
         self.book(name)
-        self._book_data[self._locked(name)] = data
+        name = self._locked(name)
+        self._book_data[name] = data
+        if restores is not None:
+            self._restores[name] = restores
 
     def save_chat(self, chat: Chat) -> None:
         self.chat()
@@ -137,7 +141,7 @@ class _Write:
             before = _unchanged_since(loaded.version.path, loaded.version.digest)
             if before != after:
                 relative = loaded.version.path.relative_to(root).as_posix()
-                changes.append(FileChange(relative, before, after, versioned=True))
+                changes.append(FileChange(relative, before, after, True, self._restores.get(name)))
         if self._chat is not None and self._chat_data is not None:
             path = self._chat.ref.path
             before = _unchanged_since(path, self._chat.version.digest)

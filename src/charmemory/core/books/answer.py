@@ -151,10 +151,10 @@ def _answer(parsed: Any, raw: str) -> SceneAnswer:
         (parsed[name] for name in _CONTENT_FIELDS if isinstance(parsed.get(name), str)), None
     )
     if content is None or not content.strip():
-        raise MissingFieldError("the answer has no content (its JSON lacks \"content\")", raw)
+        raise MissingFieldError('the answer has no content (its JSON lacks "content")', raw)
     title = parsed.get("title")
     if not isinstance(title, str) or not title.strip():
-        raise MissingFieldError("the answer has no title (its JSON lacks \"title\")", raw)
+        raise MissingFieldError('the answer has no title (its JSON lacks "title")', raw)
     keywords = parsed.get("keywords")
     if not isinstance(keywords, list):
         shown = "missing" if keywords is None else f"a {type(keywords).__name__}"

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from charmemory.errors import NotFoundError
 from charmemory.ports import ChatMessage
 
-SUMMARY, SYNOPSIS, MINIMAL, GROUP, CHARACTER = "summary", "synopsis", "minimal", "group", "character"
+SUMMARY, SYNOPSIS, MINIMAL, GROUP, CHARACTER = (
+    "summary",
+    "synopsis",
+    "minimal",
+    "group",
+    "character",
+)
 MAX_PREVIOUS = 7
 
 _SHARED_RULES = """\

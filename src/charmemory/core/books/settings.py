@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from charmemory.core.books.presets import MAX_PREVIOUS
 from charmemory.core.books.progress import (
     AUTO_HIDE_MODES,
     DEFAULT_BUFFER,
@@ -15,7 +16,6 @@ from charmemory.core.books.progress import (
     MIN_INTERVAL,
     AutoHide,
 )
-from charmemory.core.books.presets import MAX_PREVIOUS
 from charmemory.core.settings.spec import Setting
 
 LorebookMode = Literal["automatic", "auto-create", "manual"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 DEFAULT_TITLE_FORMAT = "[000] - {{title}}"
 FALLBACK_TITLE = "Auto Memory"
@@ -69,10 +70,12 @@ def apply_number(title_format: str, number: int) -> str:
     number = max(0, number)
     for pattern, shape in _NUMBER_TOKENS:
         if pattern.search(title_format):
-            return pattern.sub(
-                lambda m: shape.format(str(number).zfill(len(m.group(1)))), title_format
-            )
+            return pattern.sub(partial(_filled, shape, number), title_format)
     return title_format
+
+
+def _filled(shape: str, number: int, token: re.Match[str]) -> str:
+    return shape.format(str(number).zfill(len(token.group(1))))
 
 
 def render_title(title_format: str, values: TitleValues, number: int) -> str:
