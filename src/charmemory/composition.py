@@ -263,6 +263,7 @@ class App:
             self.activity,
             model_for=self._chat_model_for,
             clock=self._clock,
+            after_reply=lambda ref, lock: self.scenes.after_reply(ref, lock),
         )
 
     @cached_property

@@ -185,3 +185,20 @@ def test_profiles_list_show_and_set(ws_root: Path, capsys: pytest.CaptureFixture
     assert code == 2 and "@depth" in err
     code, _, err = result(capsys, "profiles", "set", "Bad", "--preset", "poem")
     assert code == 2 and "no scene preset 'poem'" in err
+
+
+def test_diagnose_shows_the_memory_book_entries_a_reply_was_given(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_of(capsys, "settings", "set", "extraction.auto_extract", "off")
+    out_of(capsys, "profiles", "set", "Keys", "--mode", "green", "--default")
+    llm_server.reply_text(scene_json("The Harbour", "- Mira owes the harbourmaster.", ["harbour"]))
+    out_of(capsys, "scene", CHARACTER, "0-9", "--yes")
+    llm_server.reply_stream(["Ten crowns, yes."])
+    out_of(capsys, "say", CHARACTER, "What about the harbour debt?")
+    sent = json.dumps(llm_server.requests[-1].json["messages"])
+    assert "Mira owes the harbourmaster." in sent
+    out = out_of(capsys, "diagnose", CHARACTER)
+    assert f"    {BOOK} (chat, 1 entries)" in out
+    assert "1 of 1 entries activated, 1 of them memory-book entries" in out
+    assert f"+ {BOOK}#0 001 - The Harbour [memory 0-9]: key 'harbour' matched in message 30" in out

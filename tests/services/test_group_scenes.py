@@ -176,3 +176,22 @@ def test_two_scene_memories_at_once_into_overlapping_books(ws: Workspace) -> Non
         (ws.chats_dir / CHARACTER / f"{CHAT_ID}.jsonl").read_text(encoding="utf-8").split("\n")[0]
     )
     assert header["chat_metadata"]["STMemoryBooks"]["highestMemoryProcessed"] in (9, 19)
+
+
+async def test_in_manual_mode_the_chats_memory_books_join_the_prompt(ws: Workspace) -> None:
+    app = manual(book_app(ws, answering(scene_json("Toast", "- Mira raised a toast.", ["toast"]))))
+    app.book_profiles.set("Keys", {"mode": "green"}, make_default=True)
+    write_book(ws, "Mira Own")
+    app.books.bind(CHARACTER, "Mira Own", member=CHARACTER)
+    await app.scenes.create(CHARACTER, SceneRange(0, 9), participants=[CHARACTER])
+    shown = await app.chat.preview(CHARACTER, "Another toast?")
+    # Canonical and copy are both candidates; their inclusion group lets one in.
+    assert [(e["book"], e["uid"]) for e in shown["world_info"]] in (
+        [("Tavern", 0)],
+        [("Mira Own", 0)],
+    )
+    prompt = "\n".join(m["content"] for m in shown["messages"])
+    assert prompt.count("- Mira raised a toast.") == 1
+    app.settings.set("books.lorebook_mode", "automatic")
+    shown = await app.chat.preview(CHARACTER, "Another toast?")
+    assert shown["world_info"] == []  # the memory books are the manual mode's

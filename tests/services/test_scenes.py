@@ -26,7 +26,7 @@ from tests.support.books import (
     write_chat,
 )
 from tests.support.extraction_fixtures import CHAT_ID
-from tests.support.fake_chat_model import ChatRequest
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 
 BOOK = "Mira Memories"
 
@@ -251,3 +251,24 @@ async def test_catch_up_saves_consecutive_ranges_and_stops_at_a_failure(ws: Work
     report = await app2.scenes.catch_up(CHARACTER, interval=10)
     assert [s.entries[0].title for s in report.saved] == ["002 - Two", "003 - Three"]
     assert chat_header(ws)["chat_metadata"]["STMemoryBooks"]["highestMemoryProcessed"] == 24
+
+
+async def test_chatting_writes_the_automatic_scene_memory_when_it_is_due(ws: Workspace) -> None:
+    write_chat(ws, speaker_lines(10), {"world_info": BOOK})
+
+    def answer(request: ChatRequest) -> Completion:
+        if was_json(request):
+            return Completion(scene_json("While chatting"))
+        if type(request.answer_format).__name__ == "NewMemories":
+            return Completion("NO_NEW_MEMORIES")
+        return Completion("Aye.")
+
+    app = book_app(ws, FakeChatModel(answer))
+    app.settings.set("books.auto_enabled", "on")
+    app.settings.set("books.auto_interval", "10")
+    await app.chat.send(CHARACTER, "Shall we?")
+    assert await app.chat.extractions_finished() == []
+    [entry] = read_book(ws, BOOK).entries.values()
+    assert entry.comment == "001 - While chatting" and entry.raw["STMB_end"] == 9
+    assert chat_header(ws)["chat_metadata"]["STMemoryBooks"]["highestMemoryProcessed"] == 9
+    assert [m["mes"] for m in chat_messages(ws)][-2:] == ["Shall we?", "Aye."]
