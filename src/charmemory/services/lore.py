@@ -7,8 +7,9 @@ no book of that name) and `world_info.extra_books`; the global ones are
 `world_info.global_books`. In the manual lorebook mode of memory books the
 chat's memory book (`STMemoryBooks.manualLorebook`) and the character's own
 member book join the character's books (source `memory book`). A book that is
-named but missing is reported, not fatal. Vectorized entries are scored by the retrieval index's similarity to the
-scan text, each book indexed as its own collection.
+named but missing is reported, not fatal. Vectorized entries are scored by the
+retrieval index's similarity to the scan text, each book indexed as its own
+collection.
 """
 
 from __future__ import annotations
