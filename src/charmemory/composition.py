@@ -49,6 +49,9 @@ from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError
 from charmemory.ports import ChatModel, Embedder, TokenCounter
+from charmemory.services.book_branching import BookBranching
+from charmemory.services.book_consolidation import BookConsolidation
+from charmemory.services.book_entries import BookEntries
 from charmemory.services.book_profiles import ProfileService
 from charmemory.services.books import BookService
 from charmemory.services.chat import ChatService
@@ -264,6 +267,7 @@ class App:
             model_for=self._chat_model_for,
             clock=self._clock,
             after_reply=lambda ref, lock: self.scenes.after_reply(ref, lock),
+            after_branch=lambda parent, name: self.book_branching.after_branch(parent, name),
         )
 
     @cached_property
@@ -329,6 +333,20 @@ class App:
         return SceneService(
             self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
         )
+
+    @cached_property
+    def book_entries(self) -> BookEntries:
+        return BookEntries(
+            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
+        )
+
+    @cached_property
+    def book_consolidation(self) -> BookConsolidation:
+        return BookConsolidation(self.books, self.book_profiles, self._entry_writer, self.activity)
+
+    @cached_property
+    def book_branching(self) -> BookBranching:
+        return BookBranching(self.books, self.activity, clock=self._clock)
 
 
 # -- opening workspaces ---------------------------------------------------------------------

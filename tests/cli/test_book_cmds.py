@@ -202,3 +202,35 @@ def test_diagnose_shows_the_memory_book_entries_a_reply_was_given(
     assert f"    {BOOK} (chat, 1 entries)" in out
     assert "1 of 1 entries activated, 1 of them memory-book entries" in out
     assert f"+ {BOOK}#0 001 - The Harbour [memory 0-9]: key 'harbour' matched in message 30" in out
+
+
+def test_entry_commands_and_consolidation(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for number, title in enumerate(("One", "Two")):
+        llm_server.reply_text(scene_json(title, f"- {title}.", [title.lower()]))
+        out_of(capsys, "scene", CHARACTER, f"{number * 10}-{number * 10 + 9}", "--yes")
+    out = out_of(capsys, "books", "edit", BOOK, "0", "--keywords", "first, one")
+    assert out == f"edited {BOOK}#0 001 - One [memory 0-9]\n"
+    llm_server.reply_text(scene_json("Two again", "- Two, redone."))
+    out = out_of(capsys, "books", "regenerate", BOOK, "1", "--yes")
+    assert out == f"{BOOK}#1 002 - Two again\n- Two, redone.\nsaved\n"
+    llm_server.reply_text(scene_json("Two again", "- Short."))
+    out = out_of(capsys, "books", "compact", BOOK, "1", "--preview")
+    assert out == "- Short.\n(preview: nothing was saved)\n"
+    llm_server.reply_text(scene_json("The Beginning", "It began.", ["beginning"]))
+    out = out_of(capsys, "books", "consolidate", BOOK, "--yes", "--disable-sources")
+    assert out.splitlines() == [
+        "arc of entries 0, 1: The Beginning",
+        "It began.",
+        f"{BOOK}#2 [ARC 001] - The Beginning",
+        "disabled: 0, 1",
+    ]
+    out = out_of(capsys, "books", "clip", BOOK, "The map is in the drawer.", "--title", "Map")
+    assert out == f"clipped to {BOOK}#3 Map [STMB Clip]\n"
+    assert out_of(capsys, "books", "delete", BOOK, "3") == f"deleted {BOOK}#3 Map [STMB Clip]\n"
+    shown = out_of(capsys, "books", "show", BOOK)
+    assert (
+        "#0 001 - One [memory 0-9, disabled]" in shown
+        and "#2 [ARC 001] - The Beginning [arc]" in shown
+    )

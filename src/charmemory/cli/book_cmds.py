@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -142,3 +145,143 @@ def books_undo(
     """Bring back the book's previous version (or version --to N); an undo is undone alike."""
     version = state.app().books.undo(book, to)
     typer.echo(f"{book}: back to v{version.number} ({version.cause})")
+
+
+# -- one entry ------------------------------------------------------------------------------
+
+UidArg = Annotated[int, typer.Argument(help="The entry's uid (see `books show`).")]
+PreviewFlag = Annotated[bool, typer.Option("--preview", help="Show the result; save nothing.")]
+YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Save without asking.")]
+ProfileOption = Annotated[str | None, typer.Option("--profile", help="The profile to use.")]
+
+
+def _words(text: str | None) -> list[str] | None:
+    return None if text is None else [word.strip() for word in text.split(",") if word.strip()]
+
+
+def _confirmed(lines: list[str], *, preview: bool, yes: bool) -> bool:
+    """Show a result; whether to save it (asked unless --yes or --preview)."""
+    for line in lines:
+        typer.echo(line)
+    if preview:
+        typer.echo("(preview: nothing was saved)")
+        return False
+    if yes or typer.confirm("save it?", default=True):
+        return True
+    typer.echo("nothing was saved")
+    return False
+
+
+def _linked(linked: Sequence[tuple[str, int]]) -> None:
+    if linked:
+        shown = ", ".join(f"{book}#{uid}" for book, uid in linked)
+        typer.echo(f"linked entries left as they are: {shown}")
+
+
+@books_app.command("edit")
+def books_edit(
+    book: BookArg,
+    uid: UidArg,
+    title: Annotated[str | None, typer.Option(help="The new title.")] = None,
+    content: Annotated[str | None, typer.Option(help="The new content.")] = None,
+    keywords: Annotated[str | None, typer.Option(help="The new keywords, comma-separated.")] = None,
+) -> None:
+    """Change an entry's title, content or keywords (its linked copies stay as they are)."""
+    entry = state.app().book_entries.edit(
+        book, uid, title=title, content=content, keywords=_words(keywords)
+    )
+    typer.echo(f"edited {book}{entry_line(entry)}")
+
+
+@books_app.command("delete")
+def books_delete(book: BookArg, uid: UidArg) -> None:
+    """Delete one entry (`books undo` brings it back)."""
+    removed = state.app().book_entries.delete(book, uid)
+    typer.echo(f"deleted {book}{entry_line(removed.entry)}")
+    _linked(removed.linked)
+
+
+@books_app.command("clip")
+def books_clip(
+    book: BookArg,
+    text: Annotated[str, typer.Argument(help="The text to save (- reads standard input).")],
+    headline: Annotated[str, typer.Option("--title", help="The clip's headline.")],
+    keywords: Annotated[
+        str | None, typer.Option(help="Keywords (comma-separated); without them it is constant.")
+    ] = None,
+) -> None:
+    """Save text to a book as it is, without the model (a `[STMB Clip]` entry)."""
+    clipped = sys.stdin.read() if text == "-" else text
+    entry = state.app().book_entries.clip(
+        book, clipped, headline=headline, keywords=_words(keywords) or []
+    )
+    typer.echo(f"clipped to {book}{entry_line(entry)}")
+
+
+@books_app.command("regenerate")
+def books_regenerate(
+    book: BookArg,
+    uid: UidArg,
+    copies: Annotated[
+        bool, typer.Option("--copies", help="Regenerate its linked entries too.")
+    ] = False,
+    profile: ProfileOption = None,
+    preview: PreviewFlag = False,
+    yes: YesFlag = False,
+) -> None:
+    """Write a scene memory again from its messages (it keeps its number)."""
+    entries = state.app().book_entries
+    rewrite = asyncio.run(entries.regenerate(book, uid, copies=copies, profile=profile))
+    lines = []
+    for (name, number), answer in rewrite.entries.items():
+        lines += [f"{name}#{number} {rewrite.titles[(name, number)]}", *answer.content.splitlines()]
+    if _confirmed(lines, preview=preview, yes=yes):
+        entries.apply(rewrite)
+        typer.echo("saved")
+    _linked(rewrite.linked)
+
+
+@books_app.command("compact")
+def books_compact(
+    book: BookArg,
+    uid: UidArg,
+    profile: ProfileOption = None,
+    preview: PreviewFlag = False,
+    yes: YesFlag = False,
+) -> None:
+    """Have the model shorten an entry; its title and keywords stay."""
+    entries = state.app().book_entries
+    rewrite = asyncio.run(entries.compact(book, uid, profile=profile))
+    [answer] = rewrite.entries.values()
+    if _confirmed(answer.content.splitlines(), preview=preview, yes=yes):
+        entries.apply(rewrite)
+        typer.echo("saved")
+
+
+@books_app.command("consolidate")
+def books_consolidate(
+    book: BookArg,
+    tier: Annotated[str, typer.Option(help="arc, chapter, book, legend, series or epic.")] = "arc",
+    entries: Annotated[
+        str | None, typer.Option("--entries", help="The uids to fold, comma-separated.")
+    ] = None,
+    disable_sources: Annotated[
+        bool, typer.Option("--disable-sources", help="Disable the entries folded in.")
+    ] = False,
+    profile: ProfileOption = None,
+    preview: PreviewFlag = False,
+    yes: YesFlag = False,
+) -> None:
+    """Fold the entries of one tier into an entry of the next (memories into an arc ...)."""
+    consolidation = state.app().book_consolidation
+    uids = None if entries is None else [int(uid) for uid in _words(entries) or []]
+    plan = asyncio.run(consolidation.preview(book, tier=tier, uids=uids, profile=profile))
+    lines = [
+        f"{tier} of entries {', '.join(map(str, plan.sources))}: {plan.answer.title}",
+        *plan.answer.content.splitlines(),
+    ]
+    if _confirmed(lines, preview=preview, yes=yes):
+        done = consolidation.apply(plan, disable_sources=disable_sources)
+        typer.echo(f"{done.book}#{done.uid} {done.title}")
+        if done.disabled:
+            typer.echo(f"disabled: {', '.join(map(str, done.disabled))}")

@@ -12,15 +12,18 @@ memory as a canonical entry and linked copies (see `core.books.layout`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.core.books import chat_state
 from charmemory.core.books.entry import chat_of, is_memory, memories
 from charmemory.core.books.layout import Member
 from charmemory.core.books.settings import BookSettings
+from charmemory.core.chat_user import chat_user_name
 from charmemory.core.memory_history import UNDO, Version, undo_target
 from charmemory.core.settings.registry import in_group
 from charmemory.errors import CharMemoryError, NotFoundError
+from charmemory.formats.lorebook import LorebookEntry
 from charmemory.ports import (
     ActivityRecorder,
     BookStore,
@@ -144,6 +147,27 @@ class BookService:
     def chat(self, character_name: str, chat_id: str | None) -> tuple[Character, LoadedChat]:
         character = self.library.character(character_name)
         return character, self.library.load_chat(self.library.chat(character, chat_id))
+
+    def chat_with_id(self, chat_id: str) -> ChatRef:
+        """The chat a memory came from, found by its id among every character's chats."""
+        for character in self.library.characters():
+            for ref in self.library.chats(character):
+                if ref.id == chat_id:
+                    return ref
+        raise NotFoundError(f"the chat {chat_id!r} this memory came from is not in the workspace")
+
+    def people_of(self, entries: Sequence[LorebookEntry]) -> tuple[str, str]:
+        """(character, user) of the chat the first of ``entries`` with a chat came from."""
+        for entry in entries:
+            chat_id = chat_of(entry)
+            if chat_id is None:
+                continue
+            try:
+                ref = self.chat_with_id(chat_id)
+            except NotFoundError:
+                continue
+            return ref.character.name, chat_user_name(self.library.load_chat(ref).chat)
+        return "the character", "the user"
 
     def new_book_name(self, character: Character, ref: ChatRef, user: str) -> str:
         """A name from `books.name_template`, made unique with a numeric suffix."""

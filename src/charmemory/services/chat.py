@@ -51,6 +51,8 @@ OnDelta = Callable[[StreamDelta], object]
 # Work that follows a saved reply in the background (automatic scene memories); it is
 # given the chat's lock, to hold only while it writes the chat.
 AfterReply = Callable[[ChatRef, asyncio.Lock], Awaitable[object]]
+# Work that follows a new branch (copying memory books): given the parent and the branch's id.
+AfterBranch = Callable[[ChatRef, str], object]
 STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
 
 
@@ -91,6 +93,7 @@ class ChatService:
         model_for: Callable[[str], ChatModel],
         clock: Callable[[], datetime],
         after_reply: AfterReply | None = None,
+        after_branch: AfterBranch | None = None,
     ):
         self._locator = locator
         self._library = locator.library
@@ -104,6 +107,7 @@ class ChatService:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._running = _Running()
         self._after_reply = after_reply
+        self._after_branch = after_branch
 
     # -- chats ------------------------------------------------------------------------
 
@@ -543,6 +547,8 @@ class ChatService:
             name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
             self._library.create_chat(loaded.ref.character, name, copy)
             self._library.save_chat(loaded, loaded.chat)
+        if self._after_branch is not None:
+            self._after_branch(ref, name)
         return name
 
     async def _edit(
