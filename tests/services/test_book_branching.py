@@ -86,7 +86,7 @@ async def test_a_failed_copy_leaves_the_branch_bound_to_nothing_and_says_so(
     write_book(ws, "Alice Book")  # Bob's book is missing
     app = book_app(ws, answering())
     app.settings.set("books.lorebook_mode", "manual")
-    with pytest.raises(CharMemoryError, match="'Bob Book' is missing.*bound to none of them"):
+    with pytest.raises(CharMemoryError, match=r"'Bob Book' is missing.*bound to none of them"):
         await app.chat.branch(CHARACTER, 15)
     [branch] = [p.stem for p in (ws.chats_dir / CHARACTER).glob("*Branch*.jsonl")]
     state = chat_header(ws, branch)["chat_metadata"]["STMemoryBooks"]
