@@ -234,3 +234,13 @@ def test_entry_commands_and_consolidation(
         "#0 001 - One [memory 0-9, disabled]" in shown
         and "#2 [ARC 001] - The Beginning [arc]" in shown
     )
+
+
+def test_branch_says_which_memory_books_it_copied(
+    ws_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = out_of(capsys, "branch", CHARACTER, "--at", "20")
+    assert out.splitlines() == [
+        f"branch: {CHAT_ID} - Branch #20",
+        f"memory book {BOOK} copied as {BOOK} Branch 1",
+    ]

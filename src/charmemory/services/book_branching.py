@@ -100,6 +100,19 @@ class BookBranching:
         )
         return BranchCopies(branch_id, plan)
 
+    def copies(self, character_name: str, branch_id: str) -> list[tuple[str, str]]:
+        """(book, copy) for each memory book copied for a branch, as the branch records them."""
+        character = self._books.library.character(character_name)
+        loaded = self._books.library.load_chat(self._books.library.chat(character, branch_id))
+        marker = chat_state.state_of(loaded.chat.header).get(chat_state.BRANCH_COPIES)
+        if not isinstance(marker, dict) or marker.get("status") != "completed":
+            return []
+        return [
+            (str(item.get("sourceName")), str(item.get("copyName")))
+            for item in marker.get("mappings") or []
+            if isinstance(item, dict)
+        ]
+
     def _unbind(self, parent: ChatRef, branch: ChatRef, manual: bool, at: str, error: str) -> None:
         with self._books.transactions.open([], branch, cause=BRANCH_CAUSE) as write:
             chat = write.chat().chat
