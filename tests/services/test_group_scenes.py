@@ -120,7 +120,7 @@ async def test_a_member_cannot_share_the_canonical_book(ws: Workspace) -> None:
 
 
 WRITER = """
-import asyncio, json, sys
+import asyncio, json, sys, time
 from pathlib import Path
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.books.scenes import SceneRange
@@ -136,6 +136,8 @@ async def slow(request):
 
 app = book_app(Workspace.open(root), FakeChatModel(slow))
 app.settings.set("books.lorebook_mode", "manual")
+# Hold the books a while once they are read, so the two writes overlap in time.
+app.books.transactions._checkpoint = lambda step: time.sleep(0.5) if step == "locked" else None
 saved = asyncio.run(app.scenes.create("Mira", SceneRange(first, last), participants=[who]))
 print(json.dumps([[e.book, e.uid, e.title, e.inclusion_group] for e in saved.entries]))
 """
