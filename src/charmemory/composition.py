@@ -24,7 +24,9 @@ from charmemory.adapters.consolidation_previews import PreviewStore
 from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.extraction_state import ExtractionState
+from charmemory.adapters.failures import explained
 from charmemory.adapters.generation_log import SqliteGenerationLog
+from charmemory.adapters.input_files import read_input_text
 from charmemory.adapters.library import Library
 from charmemory.adapters.llm.embedded import local_llm_ready
 from charmemory.adapters.llm.factory import build_chat_model
@@ -42,12 +44,15 @@ from charmemory.adapters.model_install import (
 )
 from charmemory.adapters.prompt_store import PromptStore
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
+from charmemory.adapters.secrets import API_KEY_ENV, SECRETS_FILE_NAME, ApiKeys, SecretsFile
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.sqlite_index import SqliteIndex
+from charmemory.adapters.state_database import StateDatabaseFile
 from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
+from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
-from charmemory.errors import ConfigError
+from charmemory.core.redaction import Redactor
+from charmemory.errors import CharMemoryError, ConfigError
 from charmemory.ports import ChatModel, Embedder, TokenCounter
 from charmemory.services.book_branching import BookBranching
 from charmemory.services.book_consolidation import BookConsolidation
@@ -67,6 +72,7 @@ from charmemory.services.memory_search import MemorySearch
 from charmemory.services.prompting import PromptPreparer
 from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
+from charmemory.services.repair import AfterRebuild, RepairService
 from charmemory.services.retrieval import RetrievalService
 from charmemory.services.scene_writer import EntryWriter
 from charmemory.services.scenes import SceneService
@@ -109,6 +115,13 @@ class App:
     def close(self) -> None:
         self.workspace.close()
 
+    def redact(self, text: str) -> str:
+        """`text` without any API key this workspace knows, or anything shaped like one."""
+        try:
+            return self.keys.redact(text)
+        except (CharMemoryError, OSError):  # a damaged secrets file: the environment's key
+            return redact_without_workspace(text, self._env)
+
     # -- repositories -------------------------------------------------------------------
 
     @cached_property
@@ -150,7 +163,10 @@ class App:
 
     @cached_property
     def providers(self) -> ProviderService:
-        return ProviderService(self.settings, self.keys, self.activity, build_chat_model)
+        def build(settings: ModelSettings, api_key: str | None) -> ChatModel:
+            return build_chat_model(settings, api_key, redact=self.keys.redact)
+
+        return ProviderService(self.settings, self.keys, self.activity, build)
 
     @cached_property
     def retrieval(self) -> RetrievalService:
@@ -159,7 +175,7 @@ class App:
         return RetrievalService(
             SqliteIndex(self.workspace.db, embedder),
             embedder,
-            SqliteRetrievalLog(self.workspace.db),
+            SqliteRetrievalLog(self.workspace.db, redact=self.keys.redact),
             self.settings.retrieval,
         )
 
@@ -178,7 +194,9 @@ class App:
         if kind == "ollama":
             return OllamaEmbedder(url, model)
         # An OpenAI-compatible server takes the key stored for the `openai` provider, if any.
-        return OpenAIEmbedder(url, model, api_key=self.keys.lookup("openai").value)
+        return OpenAIEmbedder(
+            url, model, api_key=self.keys.lookup("openai").value, redact=self.keys.redact
+        )
 
     @cached_property
     def locator(self) -> MemoryLocator:
@@ -207,6 +225,7 @@ class App:
             log=self.activity,
             retrieval=lambda: self.retrieval if self._index_available() else None,
             clock=self._clock,
+            redact=self.keys.redact,
         )
 
     def _extraction_model(self, character: str) -> ChatModel:
@@ -287,6 +306,17 @@ class App:
         return self._counter
 
     @cached_property
+    def repair(self) -> RepairService:
+        """Rebuilds the state database; nothing that opens it is built before it is sound."""
+        return RepairService(
+            StateDatabaseFile(self.workspace),
+            self.library,
+            after_rebuild=lambda: AfterRebuild(
+                self._memory_files, self._extraction_state, self.locator, self.activity
+            ),
+        )
+
+    @cached_property
     def consolidation(self) -> ConsolidationService:
         """Consolidation with the configured model (built on the first call to it)."""
         return ConsolidationService(
@@ -296,6 +326,7 @@ class App:
             self.settings,
             model=self._chat_model or (lambda: self.providers.chat_model(self._overrides)),
             log=self.activity,
+            redact=self.keys.redact,
         )
 
     # -- memory books ---------------------------------------------------------------------
@@ -347,6 +378,24 @@ class App:
     @cached_property
     def book_branching(self) -> BookBranching:
         return BookBranching(self.books, self.activity, clock=self._clock)
+
+
+# -- what any command may need before (or without) a workspace --------------------------------
+
+
+def redact_without_workspace(text: str, env: Mapping[str, str] | None = None) -> str:
+    """`text` without the environment's API key or anything shaped like a key."""
+    return Redactor([(os.environ if env is None else env).get(API_KEY_ENV, "").strip()])(text)
+
+
+def explain_failure(error: BaseException, app: App | None = None) -> CharMemoryError | None:
+    """One line for what the filesystem or `app`'s database raised (None: a defect)."""
+    return explained(error, app.workspace.database_path if app is not None else None)
+
+
+def read_text_file(path: Path) -> str:
+    """A UTF-8 text file a person named, or one line on why it cannot be read."""
+    return read_input_text(path)
 
 
 # -- opening workspaces ---------------------------------------------------------------------

@@ -49,3 +49,7 @@ class ConfigError(CharMemoryError):
 
 class ContextTooSmallError(CharMemoryError):
     """The prompt's fixed parts do not fit the context size less the response length."""
+
+
+class DamagedDatabaseError(CharMemoryError):
+    """The workspace's own database cannot be read; `charmemory repair` rebuilds it."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import filelock
 
-from charmemory.errors import ConflictError
+from charmemory.errors import CharMemoryError, ConflictError
 from charmemory.ports import FileVersion
 
 LOCK_TIMEOUT_S = 30.0
@@ -39,6 +39,10 @@ def read_versioned(path: Path) -> VersionedBytes:
         data = path.read_bytes()
     except FileNotFoundError:
         return VersionedBytes(None, FileVersion(path, None))
+    except IsADirectoryError:
+        raise CharMemoryError(
+            f"{path} is a folder where charmemory keeps a file; move the folder away"
+        ) from None
     return VersionedBytes(data, FileVersion(path, digest_of(data)))
 
 

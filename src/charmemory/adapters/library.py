@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from charmemory.adapters.atomic_file import read_versioned, write_atomic
+from charmemory.adapters.input_files import decoded, read_input
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.character_match import find_character
 from charmemory.core.chat_owner import resolve_chat_owner
@@ -155,9 +156,7 @@ class Library:
     def import_file(self, source: Path, *, character: str | None = None) -> Imported:
         """Copy a card, chat, lorebook or memory file into its place in the workspace."""
         self._ws.require_writable("import files")
-        if not source.is_file():
-            raise NotFoundError(f"no such file: {source}")
-        data = source.read_bytes()
+        data = read_input(source)
         kind, folder, note = self._classify(source, data, character)
         target = self._ws.inside(folder, checked_file_name(source.name))
         if kind == "card":
@@ -194,7 +193,7 @@ class Library:
             return "chat", folder, f"owner: {owner.describe()}"
         if suffix == ".json":
             document = _json_object(data, source)
-            if isinstance(document.get("entries"), dict):
+            if "entries" in document:  # a lorebook (no card has top-level entries)
                 parse_lorebook(_decode(data, source), source=name)
                 return "lorebook", self._ws.worlds_dir, ""
             read_card(data, source=name)
@@ -275,10 +274,7 @@ def _last_send_date(path: Path) -> object:
 
 
 def _decode(data: bytes, source: Path) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise FormatError(f"not UTF-8 text (byte {error.start})", source=source.name) from None
+    return decoded(data, source.name)
 
 
 def _json_object(data: bytes, source: Path) -> dict:

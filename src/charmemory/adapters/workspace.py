@@ -28,10 +28,16 @@ from charmemory.adapters.atomic_file import FileLocks
 from charmemory.adapters.books.journal import recover_pending
 from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.sqlite_db import connect
-from charmemory.errors import NotFoundError, ReadOnlyWorkspaceError, UnsafePathError
+from charmemory.errors import (
+    CharMemoryError,
+    NotFoundError,
+    ReadOnlyWorkspaceError,
+    UnsafePathError,
+)
 
 APP_NAME = "charmemory"
 MARKER = "workspace.json"
+DATABASE = "state.db"
 ST_LAYOUT = ("characters", "chats", "worlds", "settings.json")
 FOLDERS = ("characters", "chats", "worlds", "user/files")
 
@@ -57,6 +63,7 @@ class Workspace:
     @classmethod
     def open(cls, root: Path, *, allow_write: bool = False) -> Workspace:
         root = root.expanduser().resolve()
+        _refuse_a_file(root)
         if not root.is_dir():
             raise NotFoundError(
                 f"no workspace at {root}; create one with `charmemory init --workspace {root}`"
@@ -74,13 +81,19 @@ class Workspace:
     def create(cls, root: Path) -> Workspace:
         """Make (or complete) a workspace at `root`; existing files are left alone."""
         root = root.expanduser().resolve()
-        for folder in FOLDERS:
-            (root / folder).mkdir(parents=True, exist_ok=True)
+        _refuse_a_file(root)
         state = root / APP_NAME
-        state.mkdir(exist_ok=True)
         marker = state / MARKER
-        if not marker.exists():
-            marker.write_text(json.dumps({"format": 1}) + "\n", encoding="utf-8")
+        try:
+            for folder in (*FOLDERS, APP_NAME):
+                (root / folder).mkdir(parents=True, exist_ok=True)
+            if not marker.exists():
+                marker.write_text(json.dumps({"format": 1}) + "\n", encoding="utf-8")
+        except OSError as error:
+            where = error.filename or root
+            raise CharMemoryError(
+                f"cannot make a workspace at {root}: {where}: {error.strerror}"
+            ) from None
         return cls(root=root, writable=True, state_dir=state)
 
     # -- layout ------------------------------------------------------------------
@@ -105,9 +118,13 @@ class Workspace:
     def locks(self) -> FileLocks:
         return FileLocks(self.state_dir / "locks")
 
+    @property
+    def database_path(self) -> Path:
+        return self.state_dir / DATABASE
+
     @cached_property
     def db(self) -> sqlite3.Connection:
-        conn = connect(self.state_dir / "state.db", MIGRATIONS)
+        conn = connect(self.database_path, MIGRATIONS)
         if self.writable:
             # A memory-book write a killed process left half-done is finished first.
             self.recovered = recover_pending(conn, self.root, self.locks)
@@ -131,6 +148,11 @@ class Workspace:
         if "db" in self.__dict__:
             self.db.close()
             del self.__dict__["db"]
+
+
+def _refuse_a_file(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise CharMemoryError(f"{root} is a file; a workspace is a folder (pick another one)")
 
 
 def external_state_dir(root: Path) -> Path:

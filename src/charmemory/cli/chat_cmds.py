@@ -17,7 +17,7 @@ from charmemory.composition import App
 from charmemory.core.chat.commands import help_text, is_command, parse_command
 from charmemory.errors import CharMemoryError
 from charmemory.ports import StreamDelta
-from charmemory.services.chat import Kind, Turn
+from charmemory.services.chat import Kind, OnDelta, Turn
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -86,19 +86,23 @@ def say(
             for message in shown["messages"]:
                 typer.echo(f"--- {message['role']} ---\n{message['content']}")
         return
+    _print_turn(
+        lambda on_delta, stop: chats.send(
+            character, said, chat, new=new, on_delta=on_delta, stop=stop
+        ),
+        as_json,
+    )
+
+
+def _print_turn(
+    turn_of: Callable[[OnDelta | None, asyncio.Event], Awaitable[Turn]], as_json: bool
+) -> None:
+    """Run one generation (streamed to the terminal unless --json) and report on it."""
+    chats = state.app().chat
     console = Console()
 
     async def run() -> tuple[Turn, list[str]]:
-        turn = await _with_stop(
-            lambda stop: chats.send(
-                character,
-                said,
-                chat,
-                new=new,
-                on_delta=None if as_json else _streamed(console),
-                stop=stop,
-            )
-        )
+        turn = await _with_stop(lambda stop: turn_of(None if as_json else _streamed(console), stop))
         return turn, await chats.extractions_finished()
 
     turn, failures = asyncio.run(run())
@@ -120,28 +124,12 @@ def _report_extraction(turn: Turn) -> None:
 
 def _regenerated(character: str, chat: str | None, kind: Kind, as_json: bool) -> None:
     chats = state.app().chat
-    console = Console()
-
-    async def run() -> tuple[Turn, list[str]]:
-        turn = await _with_stop(
-            lambda stop: chats.generate(
-                character,
-                chat,
-                kind=kind,
-                on_delta=None if as_json else _streamed(console),
-                stop=stop,
-            )
-        )
-        return turn, await chats.extractions_finished()
-
-    turn, failures = asyncio.run(run())
-    if as_json:
-        typer.echo(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
-    else:
-        typer.echo("")
-        _report_extraction(turn)
-    for failure in failures:
-        typer.secho(f"warning: {failure}", fg=typer.colors.YELLOW, err=True)
+    _print_turn(
+        lambda on_delta, stop: chats.generate(
+            character, chat, kind=kind, on_delta=on_delta, stop=stop
+        ),
+        as_json,
+    )
 
 
 @app.command()

@@ -172,6 +172,11 @@ def status(character: CharacterArg, chat: ChatOption = None) -> None:
     typer.echo(f"  {shown.bullets} memories in {shown.blocks} blocks")
     for row in shown.chats:
         typer.echo(f"  {row.chat}")
+        if row.problem:
+            typer.secho(
+                f"    skipped, cannot be read: {row.problem}", err=True, fg=typer.colors.YELLOW
+            )
+            continue
         typer.echo(
             f"    {row.progress}  {row.readiness}  last extracted: "
             f"{row.last_extracted if row.last_extracted >= 0 else 'none'} of {row.messages}"

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.composition import read_text_file
 from charmemory.core.books.presets import SUMMARY, preset_names
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
 from charmemory.errors import NotFoundError
@@ -65,10 +66,8 @@ def set_prompt(
     preset: PresetOption = SUMMARY,
 ) -> None:
     """Use the prompt in FILE (extraction placeholders: {{char}}, {{recentMessages}} ...)."""
-    if not file.is_file():
-        raise NotFoundError(f"no such file: {file}")
     chosen = _kind(kind)
-    text = file.read_text(encoding="utf-8")
+    text = read_text_file(file)
     warnings = state.app().prompts.replace(chosen, text, _variant(chosen, strategy, preset))
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)

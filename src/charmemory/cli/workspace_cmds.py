@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.errors import FormatError
+from charmemory.services.repair import Repaired
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
@@ -55,6 +57,59 @@ def _is_card_json(path: Path) -> bool:
 
 
 @app.command()
+def repair(
+    force: Annotated[
+        bool, typer.Option("--force", help="Rebuild the state database even if it is sound.")
+    ] = False,
+    assume_extracted: Annotated[
+        bool,
+        typer.Option(
+            "--assume-extracted",
+            help="Mark chats that have memories but no extraction progress as extracted "
+            "up to their last message.",
+        ),
+    ] = False,
+) -> None:
+    """Rebuild charmemory/state.db from the memory files and chats (the damaged one is kept)."""
+    done = state.app().repair.repair(force=force, assume_extracted=assume_extracted)
+    if done.damaged_copy is None:
+        typer.echo("the state database is sound; nothing rebuilt (--force rebuilds it anyway)")
+    else:
+        typer.echo(f"rebuilt the state database ({done.problem or 'on request'})")
+        typer.echo(f"  the damaged file is kept as {done.damaged_copy}")
+        _repair_details(done)
+    for marked in done.marked_extracted:
+        typer.echo(
+            f"  marked extracted: {marked.character} / {marked.chat} "
+            f"(up to message {marked.last_message})"
+        )
+    if done.progress_unknown:
+        typer.secho(
+            f"  {len(done.progress_unknown)} chats have memories but no extraction progress; "
+            "`extract` would read them from the start (and may save some memories twice), "
+            "`charmemory repair --assume-extracted` marks them extracted up to their last "
+            "message instead:",
+            fg=typer.colors.YELLOW,
+        )
+        for unknown in done.progress_unknown:
+            typer.echo(f"    {unknown.character} / {unknown.chat}")
+
+
+def _repair_details(done: Repaired) -> None:
+    salvaged = done.salvaged
+    if salvaged is not None:
+        typer.echo(f"  recovered: {', '.join(salvaged.recovered) or 'nothing'}")
+        if salvaged.lost:
+            typer.secho(f"  could not recover: {', '.join(salvaged.lost)}", fg=typer.colors.YELLOW)
+        typer.echo(f"  started again: {'; '.join(salvaged.not_carried)}")
+    count = len(done.memory_files)
+    files = "1 memory file recorded as it is" if count == 1 else f"{count} memory files recorded"
+    typer.echo(f"  {files} now: the first version of a new history")
+    for file, problem in done.unreadable:
+        typer.secho(f"  warning: {file}: {problem}", fg=typer.colors.YELLOW, err=True)
+
+
+@app.command()
 def characters() -> None:
     """List the characters in the workspace."""
     library = state.app().library
@@ -79,7 +134,11 @@ def chats(
     who = library.character(character)
     refs = library.chats(who)
     for ref in refs:
-        loaded = library.load_chat(ref)
+        try:
+            loaded = library.load_chat(ref)
+        except FormatError as error:  # one damaged chat must not hide the others
+            typer.secho(f"skipped {ref.id}: {error}", err=True, fg=typer.colors.YELLOW)
+            continue
         typer.echo(f"{ref.id}\t{len(loaded.chat.messages)} messages")
     if not refs:
         typer.echo(f"{who.name} has no chats yet")

@@ -71,6 +71,8 @@ from charmemory.ports.workspace import (
     LoadedChat,
     LoadedMemories,
     MemoryFileStore,
+    Salvaged,
+    StateDatabase,
 )
 
 __all__ = [
@@ -121,7 +123,9 @@ __all__ = [
     "RetrievalLog",
     "RetrievalRecord",
     "Role",
+    "Salvaged",
     "SettingsRepository",
+    "StateDatabase",
     "StreamDelta",
     "SyncProgress",
     "SyncReport",

@@ -131,9 +131,17 @@ class MemoryFileStore(Protocol):
         detail: str = "",
     ) -> LoadedMemories: ...
 
-    def delete(self, loaded: LoadedMemories, *, cause: str, detail: str = "") -> None: ...
+    def all_files(self) -> list[str]:
+        """Every memory file in the workspace, whoever it belongs to."""
+        ...
 
-    def restore(self, loaded: LoadedMemories, number: int) -> Version | None: ...
+    def current_version(self, file: str) -> FileVersion:
+        """The file's version on disk, recorded first if changed outside; bytes not read as text."""
+        ...
+
+    def delete(self, file: str, expected: FileVersion, *, cause: str, detail: str = "") -> None: ...
+
+    def restore(self, file: str, expected: FileVersion, number: int) -> Version | None: ...
 
     def versions(self, file: str) -> list[Version]: ...
 
@@ -142,3 +150,29 @@ class MemoryFileStore(Protocol):
     def version_bytes(self, file: str, number: int) -> bytes | None: ...
 
     def require_writable(self, what: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    """What a damaged database still held, by part: each copied whole, or not at all."""
+
+    recovered: tuple[str, ...]
+    lost: tuple[str, ...]
+    not_carried: tuple[str, ...]  # never copied: each starts again
+
+
+@runtime_checkable
+class StateDatabase(Protocol):
+    """The workspace's own database as one file (a person never edits it)."""
+
+    def problem(self) -> str | None:
+        """What is wrong with it, or None when it is sound."""
+        ...
+
+    def set_aside(self) -> Path:
+        """Move it beside itself under a new name (returned); the next use makes a new one."""
+        ...
+
+    def salvage(self, damaged: Path) -> Salvaged:
+        """Copy what the damaged file still reads into the new database."""
+        ...

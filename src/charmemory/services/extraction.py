@@ -28,6 +28,7 @@ from charmemory.core.extraction_prompt import PromptValues, render_prompt
 from charmemory.core.extraction_settings import ExtractionSettings
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.message_cleaning import render_messages
+from charmemory.core.redaction import without_secrets
 from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
@@ -123,6 +124,7 @@ class ExtractionService:
         log: ActivityRecorder,
         retrieval: Callable[[], RetrievalService | None] = lambda: None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        redact: Callable[[str], str] = lambda text: text,
     ):
         self._library = access.library
         self._files = access.files
@@ -137,6 +139,7 @@ class ExtractionService:
         self._retrieval: RetrievalService | None = None
         self._retrieval_checked = False
         self._clock = clock
+        self._redact = redact  # scrubs API keys from what the model answers
 
     # -- settings and places ------------------------------------------------------------
 
@@ -389,12 +392,23 @@ class ExtractionService:
                 **({"response": completion.text} if settings.verbose_log else {}),
             },
         )
-        return parse_answer(
+        parsed = parse_answer(
             completion.text,
             max_bullets=settings.max_bullets,
             finish_reason=completion.finish_reason,
             max_bullet_chars=settings.max_bullet_chars,
         )
+        return self._without_secrets(parsed)
+
+    def _without_secrets(self, parsed: ParsedAnswer) -> ParsedAnswer:
+        """The answer less any memory that repeats a key; no warning quotes one either."""
+        blocks, dropped = [], []
+        for block in parsed.blocks:
+            kept, warnings = without_secrets(block, self._redact)
+            blocks.append(kept)
+            dropped += warnings
+        warnings = [self._redact(warning) for warning in parsed.warnings] + dropped
+        return ParsedAnswer(blocks, warnings, parsed.nothing_new)
 
     def _append(
         self,

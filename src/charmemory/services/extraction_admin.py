@@ -17,7 +17,7 @@ from charmemory.core.watermark import (
     pending_character_messages,
     watermark_after_undo,
 )
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, FormatError
 from charmemory.formats.memory_file import (
     append_block,
     build_block,
@@ -40,6 +40,7 @@ class ChatStatus:
     progress: str  # `n/N msgs` toward the next automatic extraction
     readiness: str  # `Ready`, `Off` or the cooldown left
     changed: list[str]  # messages edited, swiped or deleted after extraction
+    problem: str = ""  # why the chat could not be read (the other fields are then empty)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,14 @@ class ExtractionAdmin:
         now = datetime.now(UTC)
         chats = []
         for ref in refs:
-            loaded = self._library.load_chat(ref)
+            try:
+                loaded = self._library.load_chat(ref)
+            except FormatError as error:
+                if chat_id is not None:
+                    raise
+                # One damaged chat must not hide where the others stand.
+                chats.append(ChatStatus(ref.id, 0, -1, "", "", [], problem=str(error)))
+                continue
             sources = source_messages(loaded)
             stored = self._state.chat(character.name, ref.id)
             watermark = Watermark(
@@ -173,11 +181,12 @@ class ExtractionAdmin:
         for location in sorted(
             self._access.locator.every_file(character), key=lambda place: place.file
         ):
-            memories = self._files.load(location.file)
-            if memories.exists:
+            # Not read as text: a file in another encoding can be cleared too.
+            version = self._files.current_version(location.file)
+            if version.digest is not None:
                 # The history keeps the file's last version: `undo` brings it back.
-                self._files.delete(memories, cause=CLEAR)
-                removed.append(memories.file)
+                self._files.delete(location.file, version, cause=CLEAR)
+                removed.append(location.file)
             await self._access.announce(location, parse_memory_file(""))
         # Kept so that `undo` of this clear also restores what was extracted.
         self._state.keep_cleared(character.name, self._state.snapshot(character.name))

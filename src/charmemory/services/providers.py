@@ -170,9 +170,8 @@ class ProviderService:
             )
         except CharMemoryError as error:
             seconds = time.monotonic() - started
-            result = ModelTest(
-                "error", settings.provider, settings.model, str(error), seconds=seconds
-            )
+            message = self.keys.redact(str(error))
+            result = ModelTest("error", settings.provider, settings.model, message, seconds=seconds)
         else:
             followed = SENTINEL.lower() in completion.text.lower()
             result = ModelTest(
@@ -182,7 +181,8 @@ class ProviderService:
                 "answered as asked"
                 if followed
                 else f"responded but did not follow the instruction (expected {SENTINEL})",
-                reply=completion.text,
+                # A model can echo a key it was shown; the reply is printed.
+                reply=self.keys.redact(completion.text),
                 reasoning_chars=len(completion.reasoning),
                 usage=completion.usage,
                 seconds=time.monotonic() - started,

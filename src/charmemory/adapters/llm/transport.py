@@ -25,8 +25,8 @@ from charmemory.adapters.llm.provider_errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
-    clip,
     error_for_status,
+    redacted_clip,
 )
 from charmemory.adapters.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from charmemory.adapters.llm.sse import ServerSentEvent, parse_sse
@@ -98,9 +98,10 @@ class Transport:
             raise MalformedResponseError(
                 self.endpoint.provider,
                 "the answer is not valid JSON",
-                provider_message=self.endpoint.errors.redact(
-                    clip(content.decode("utf-8", errors="replace")) or "empty body"
-                ),
+                provider_message=redacted_clip(
+                    content.decode("utf-8", errors="replace"), self.endpoint.errors.redact
+                )
+                or "empty body",
             ) from None
 
     @asynccontextmanager
@@ -176,10 +177,10 @@ class Transport:
         )
 
     def _connection_error(self, error: Exception, summary: str) -> ProviderConnectionError:
-        reason = clip(str(error) or type(error).__name__)
+        reason = redacted_clip(str(error) or type(error).__name__, self.endpoint.errors.redact)
         return ProviderConnectionError(
             self.endpoint.provider,
             summary,
-            provider_message=self.endpoint.errors.redact(reason),
+            provider_message=reason,
             hint="check that the server is running and base_url is right",
         )
