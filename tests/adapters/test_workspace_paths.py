@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.library import Library
+from charmemory.adapters.lorebooks import Lorebooks
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
 from charmemory.errors import UnsafePathError
+from charmemory.formats.lorebook import parse_lorebook
 from charmemory.formats.memory_file import parse_memory_file
 from tests.support.extraction_fixtures import CHARACTER, alternating, line, make_workspace
 
@@ -107,3 +109,17 @@ def test_a_card_named_dot_dot_cannot_send_its_chats_out(
     with pytest.raises(UnsafePathError):
         Library(ws).import_file(chat, character="..")
     assert not (ws.root / "walk.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["../../outside/secret", "../chats/x", "/etc/passwd"])
+def test_a_lorebook_named_with_dot_dot_is_neither_read_nor_written(
+    ws: Workspace, outside: Path, name: str
+) -> None:
+    (outside / "secret.json").write_text('{"entries": {}}', encoding="utf-8")
+    books = Lorebooks(ws)
+    with pytest.raises(UnsafePathError):
+        books.load(name)
+    with pytest.raises(UnsafePathError):
+        books.version(name)
+    with pytest.raises(UnsafePathError):
+        books.save(name, parse_lorebook('{"entries": {}}'), expected="x")

@@ -7,7 +7,7 @@ import pytest
 from charmemory.cli.application import run
 from tests.services.test_consolidation import MEMORIES, drop_repeats
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
-from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.scripted_llm import ScriptedLLMServer, Step, openai_completion
 
 
 @pytest.fixture
@@ -73,6 +73,25 @@ def test_consolidate_previews_then_applies(
     assert run(["consolidate", CHARACTER, "--apply", "1"]) == 0
     assert "applied preview 1 to user/files/Mira-memories.md (v2)" in capsys.readouterr().out
     assert memory_file.read_text(encoding="utf-8").count("Mira owns a brass compass.") == 1
+
+
+def test_a_preview_of_a_plain_answer_shows_what_goes_what_comes_and_the_notes_that_stay(
+    memory_file: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory_file.write_text(
+        MEMORIES.replace(
+            "- Mira captains the Kestrel.\n", "- Mira captains the Kestrel.\nsee log\n"
+        ),
+        encoding="utf-8",
+    )
+    plain = "<memory>\n- Mira owns a brass compass and captains the Kestrel.\n</memory>"
+    llm_server.reply_with(lambda _: Step(json=openai_completion(plain)))
+    assert run(["consolidate", CHARACTER, "--preview"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  blocks 0, 1, 2 replaced as a whole (the answer named no sources)" in lines
+    assert "+ Mira owns a brass compass and captains the Kestrel." in lines
+    assert "- Mira fears deep water." in lines
+    assert "  (note, kept as typed) see log" in lines
 
 
 @pytest.mark.parametrize(

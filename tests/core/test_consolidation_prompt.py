@@ -27,6 +27,13 @@ def test_each_strategy_prompt_names_the_character(strategy: str) -> None:
     assert "sources" in user
 
 
+def test_a_prompt_written_for_the_charmemory_extension_names_the_character() -> None:
+    [(_, system), _] = consolidation_messages(
+        "Merge {{charName}}'s and {{ CHAR }}'s.", "Mira", CHUNK
+    )
+    assert system == "Merge Mira's and Mira's."
+
+
 def test_the_memories_are_sent_as_numbered_blocks_the_answer_refers_to() -> None:
     [_, (_, user)] = consolidation_messages("Merge {{ char }}'s memories.", "Mira", CHUNK)
     sent = parse_memory_file(user).blocks

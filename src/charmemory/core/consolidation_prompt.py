@@ -32,7 +32,8 @@ MIN_CONTEXT_TOKENS = 500
 ID_ATTRIBUTE = "id"
 SOURCES_ATTRIBUTE = "sources"
 MESSAGE_OVERHEAD_TOKENS = 4  # role and framing of each message
-_CHAR = re.compile(r"\{\{\s*char\s*\}\}", re.IGNORECASE)
+# `{{charName}}` is the CharMemory extension's name for `{{char}}`: its prompts paste in unchanged.
+_CHAR = re.compile(r"\{\{\s*char(?:name)?\s*\}\}", re.IGNORECASE)
 
 _COMMON_RULES = """\
 Whatever you merge or keep:
