@@ -6,25 +6,9 @@ import json
 from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.api.conftest import FACT, Served
+from tests.api.conftest import FACT, Served, events
 from tests.support.api_server import CHARACTER, GREETING
-
-
-def events(text: str) -> list[tuple[str, dict]]:
-    found = []
-    for block in text.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
-        if "data" in lines:
-            found.append((lines.get("event", "message"), json.loads(lines["data"])))
-    return found
-
-
-@pytest.fixture
-def api(served: Served) -> httpx.Client:
-    with httpx.Client(base_url=f"{served.url}/api", timeout=30) as client:
-        yield client
 
 
 def test_characters_and_card_import(api: httpx.Client, served: Served) -> None:
