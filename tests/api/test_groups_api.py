@@ -61,7 +61,8 @@ def test_a_group_round_streams_each_speaker_and_muted_members_wait(ws: Workspace
         assert swiped["speaker"] == "Abel" and swiped["kind"] == "swipe"
         assert api.post(f"{base}/chats/{chat}/stop").status_code == 404
 
-        page = api.get(f"/characters/Abel/chats/{chat}/messages").json()
+        read = api.get(f"/characters/Abel/chats/{chat}/messages")
+        page = read.json()
         assert [m["mes"] for m in page["messages"][2:]] == [
             "We leave at dawn.",
             "Mira answers (1).",
@@ -72,6 +73,10 @@ def test_a_group_round_streams_each_speaker_and_muted_members_wait(ws: Workspace
         )
         assert stale_chat.status_code == 412
         assert api.get(f"/characters/Abel/chats/{chat}/messages").json()["total"] == page["total"]
+        current = api.post(
+            f"{base}/chats/{chat}/trigger", json={}, headers={"If-Match": read.headers["etag"]}
+        )
+        assert [r["speaker"] for r in current.json()["replies"]] == ["Mira"]
 
         newer = api.post(f"{base}/chats").json()["chat"]
         assert api.get(base).json()["chat"] == newer
