@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -157,7 +158,9 @@ def test_a_consolidation_draft_folds_memories_into_an_arc(ws: Workspace) -> None
         assert arc.content == "- They sailed." and read_book(ws, BOOK).entries[0].disable
 
 
-def test_catch_up_writes_consecutive_scenes_and_says_what_is_due(ws: Workspace) -> None:
+def test_catch_up_writes_consecutive_scenes_and_a_branch_gets_copies_of_its_books(
+    ws: Workspace,
+) -> None:
     model = answering(*(scene_json(f"Part {n}") for n in range(3)))
     with serve(ws, model) as api:
         api.put(f"/characters/{CHARACTER}/chats/{CHAT_ID}/book", json={"book": BOOK})
@@ -166,6 +169,11 @@ def test_catch_up_writes_consecutive_scenes_and_says_what_is_due(ws: Workspace) 
         assert report["remaining"] == [] and report["error"] is None
         due = api.get(f"/characters/{CHARACTER}/scenes/due", params={"chat": CHAT_ID}).json()
         assert due["due"] is False and due["range"] is None
+        chat = f"/characters/{CHARACTER}/chats/{CHAT_ID}"
+        branch = api.post(f"{chat}/branch", json={"at": 15}).json()["chat"]
+        copies = api.get(f"/characters/{CHARACTER}/chats/{quote(branch)}/book-copies").json()
+        assert copies == [{"book": BOOK, "copy": f"{BOOK} Branch 1"}]
+        assert api.get(f"{chat}/book-copies").json() == []
 
 
 def test_profiles_are_created_changed_and_deleted_under_their_etag(ws: Workspace) -> None:

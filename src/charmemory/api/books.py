@@ -1,6 +1,6 @@
 """Memory books: lorebooks holding scene memories. Listed, read, bound to chats, their
-entries edited, deleted, clipped, regenerated, compacted or consolidated, and their
-versions listed and undone.
+entries edited, deleted, clipped, regenerated, compacted or consolidated, their
+versions listed and undone, and the copies a branch of a chat was given.
 
 A book's `ETag` is its file's version; a change sent with it as `If-Match` is
 refused (412) when the book changed since. Regeneration, compaction and
@@ -175,6 +175,15 @@ async def bind(
             character, body.book, ref.id, manual=body.manual, member=body.member
         )
     return {"bound": said}
+
+
+@router.get(
+    "/characters/{character}/chats/{chat}/book-copies",
+    summary="The memory books copied for a branch when it was made, as (book, copy)",
+)
+def book_copies(character: str, chat: str, services: Services) -> list[dict[str, str]]:
+    copies = services.book_branching.copies(character, chat)
+    return [{"book": book, "copy": copy} for book, copy in copies]
 
 
 def entry_json(entry: LorebookEntry) -> dict[str, Any]:
