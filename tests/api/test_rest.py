@@ -382,3 +382,40 @@ def test_stopping_a_reply_under_way_keeps_what_came_marked_as_stopped(tmp_path: 
     (path,) = chat_files(ws.root)
     last = parse_chat(path.read_text(encoding="utf-8")).messages[-1]
     assert last.mes == streamed and last.data["extra"]["stopped"] is True
+
+
+def test_a_preview_sends_nothing_and_chat_commands_run_as_typed(
+    api: httpx.Client, served: Served
+) -> None:
+    api.post(f"/characters/{CHARACTER}/memories/pin", json={"text": FACT})
+    chats = f"/characters/{CHARACTER}/chats"
+    chat = api.post(chats).json()["chat"]
+    api.post(f"{chats}/{chat}/send", json={"text": "hi"})
+    asked = len(served.chat_requests())
+    shown = api.post(f"{chats}/{chat}/preview", json={"text": "Tell me about Ilsa's bakery."})
+    assert shown.json()["messages"][-1] == {
+        "role": "user",
+        "content": "Tell me about Ilsa's bakery.",
+    }
+    assert [m["text"] for m in shown.json()["memories"]] == [FACT]
+    assert len(served.chat_requests()) == asked
+    assert api.get(f"{chats}/{chat}/messages").json()["total"] == 3
+
+    etag = api.get(f"{chats}/{chat}/messages").headers["etag"]
+    hidden = api.post(
+        f"{chats}/{chat}/command", json={"text": "/hide 1-2"}, headers={"If-Match": etag}
+    )
+    assert hidden.json() == {"said": "hidden: 2 messages"}
+    stale = api.post(f"{chats}/{chat}/command", json={"text": "/del 1"}, headers={"If-Match": etag})
+    assert stale.status_code == 412
+    assert [m["hidden"] for m in api.get(f"{chats}/{chat}/messages").json()["messages"]] == [
+        False,
+        True,
+        True,
+    ]
+    assert "/hide" in api.post(f"{chats}/{chat}/command", json={"text": "/help"}).json()["said"]
+    unknown = api.post(f"{chats}/{chat}/command", json={"text": "/fly"})
+    assert (
+        unknown.status_code == 400 and "unknown command /fly" in unknown.json()["error"]["message"]
+    )
+    assert api.post(f"{chats}/{chat}/command", json={"text": "/continue"}).status_code == 400
