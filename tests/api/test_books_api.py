@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from charmemory.adapters.workspace import Workspace
+from charmemory.api.profiles import ProfileChanges
+from charmemory.services.book_profiles import FIELDS
 from tests.api.conftest import api_over
 from tests.support.books import (
     CHARACTER,
@@ -196,6 +198,15 @@ def test_profiles_are_created_changed_and_deleted_under_their_etag(ws: Workspace
         assert changed.json()["title_format"] == "[00] {{title}}" and changed.json()["default"]
         assert api.get("/profiles/terse").headers["etag"] == changed.headers["etag"]
         unknown = api.put("/profiles/Terse", json={"changes": {"colour": "red"}})
-        assert unknown.status_code == 400 and "colour" in unknown.json()["error"]["message"]
+        assert unknown.status_code == 422 and "colour" in unknown.json()["error"]["message"]
+        typed = api.put("/profiles/Terse", json={"changes": {"temperature": "hot"}})
+        assert typed.status_code == 422 and "temperature" in typed.json()["error"]["message"]
+        refused = api.put("/profiles/Terse", json={"changes": {"position": 4}})
+        assert refused.status_code == 400 and refused.json()["error"]["type"] == "config_error"
+        assert api.get("/profiles/Terse").headers["etag"] == changed.headers["etag"]
         assert api.delete("/profiles/Terse").json() == {"deleted": "Terse"}
         assert api.get("/profiles/Terse").status_code == 404
+
+
+def test_profile_changes_name_every_field_the_service_takes() -> None:
+    assert set(ProfileChanges.model_fields) == set(FIELDS)

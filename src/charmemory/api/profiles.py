@@ -10,22 +10,49 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from charmemory.api.deps import Services, require_current, with_etag
 from charmemory.api.encoding import jsonable
 from charmemory.composition import App
 from charmemory.core.books.profiles import Profile
 from charmemory.errors import NotFoundError
-from charmemory.services.book_profiles import FIELDS
 
 router = APIRouter(prefix="/api/profiles", tags=["memory books"])
 
 
+class ProfileChanges(BaseModel):
+    """The settings to change (those left out stay); typed here, checked by the service."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    preset: str | None = None
+    title_format: str | None = None
+    provider: str | None = None  # "": the chat's own model again
+    model: str | None = None
+    temperature: float | None = None
+    mode: str | None = None  # link (vectorized), blue, green
+    position: int | None = None
+    outlet_name: str | None = None
+    order_mode: str | None = None  # auto, manual, reverse
+    order_value: int | None = None
+    reverse_start: int | None = None
+    prevent_recursion: bool | None = None
+    delay_until_recursion: int | None = None  # 0: off
+    ignore_budget: bool | None = None
+    separate_prompts: bool | None = None
+    group_preset: str | None = None
+    character_preset: str | None = None
+
+    def given(self) -> dict[str, Any]:
+        changes = {k: v for k, v in self.model_dump(exclude_unset=True).items() if v is not None}
+        if changes.get("delay_until_recursion") == 0:
+            changes["delay_until_recursion"] = False
+        return changes
+
+
 class ProfileBody(BaseModel):
-    changes: dict[str, Any] = Field(
-        default_factory=dict, description=f"Settings to change: {', '.join(FIELDS)}"
-    )
+    changes: ProfileChanges = Field(default_factory=ProfileChanges)
     default: bool = False  # make it the default profile
 
 
@@ -46,7 +73,7 @@ def change(
     name: str, body: ProfileBody, request: Request, response: Response, services: Services
 ) -> dict[str, Any]:
     require_current(request, _current(services, name))
-    profile = services.book_profiles.set(name, body.changes, make_default=body.default)
+    profile = services.book_profiles.set(name, body.changes.given(), make_default=body.default)
     with_etag(response, profile.to_dict())
     return _json(profile, _is_default(services, profile))
 
