@@ -69,6 +69,10 @@ def test_a_bound_chat_gets_a_scene_draft_saved_with_its_edits(ws: Workspace) -> 
         assert (ws.worlds_dir / f"{BOOK}.json").read_bytes() == before
         assert api.get(f"/drafts/{shown['id']}").json() == shown
 
+        emptied = api.post(f"/drafts/{shown['id']}/save", json={"content": " "})
+        assert (
+            emptied.status_code == 400 and (ws.worlds_dir / f"{BOOK}.json").read_bytes() == before
+        )
         saved = api.post(f"/drafts/{shown['id']}/save", json={"title": "My own title"})
         assert saved.status_code == 200
         [entry] = saved.json()["entries"]

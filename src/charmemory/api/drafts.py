@@ -20,7 +20,7 @@ from charmemory.api.encoding import jsonable
 from charmemory.composition import App
 from charmemory.core.books.answer import SceneAnswer
 from charmemory.core.books.tiers import tier_name
-from charmemory.errors import NotFoundError
+from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.services.book_consolidation import ConsolidationPlan
 from charmemory.services.book_entries import Rewrite
 from charmemory.services.scenes import SavedScene, ScenePlan
@@ -59,9 +59,15 @@ class Drafts:
             raise NotFoundError(f"no draft {number} (saved, dropped, or the server restarted)")
         return draft
 
-    def drop(self, number: int) -> None:
-        self.get(number)
+    def drop(self, number: int) -> Draft:
+        """Take a draft out (a second save of it then finds nothing)."""
+        draft = self.get(number)
         del self._drafts[number]
+        return draft
+
+    def restore(self, number: int, draft: Draft) -> None:
+        """Put back a draft whose saving failed, so it can be tried again or dropped."""
+        self._drafts[number] = draft
 
 
 def drafts(request: Request) -> Drafts:
@@ -144,23 +150,29 @@ def show(number: int, request: Request) -> dict[str, Any]:
 
 @router.post("/{number}/save", summary="Save a draft (refused if its source changed since)")
 async def save(number: int, body: SaveBody, request: Request, services: Services) -> Any:
-    draft = drafts(request).get(number)
+    store = drafts(request)
+    draft = store.drop(number)
+    try:
+        return await _saved(services, draft, body)
+    except BaseException:
+        store.restore(number, draft)
+        raise
+
+
+async def _saved(services: App, draft: Draft, body: SaveBody) -> Any:
     if isinstance(draft, ScenePlan):
-        answer = draft.answer
         if body.model_fields_set & {"title", "content", "keywords"}:
-            draft = draft.edited(
-                body.title if body.title is not None else answer.title,
-                body.content if body.content is not None else answer.content,
-                body.keywords if body.keywords is not None else answer.keywords,
-            )
-        result: Any = saved_scene_json(await save_scene(services, draft))
-    elif isinstance(draft, Rewrite):
-        result = {"saved": [list(key) for key in services.book_entries.apply(draft)]}
-    else:
-        done = services.book_consolidation.apply(draft, disable_sources=body.disable_sources)
-        result = jsonable(done)
-    drafts(request).drop(number)
-    return result
+            answer = draft.answer
+            title = answer.title if body.title is None else body.title
+            content = answer.content if body.content is None else body.content
+            if not title.strip() or not content.strip():
+                raise CharMemoryError("a scene memory needs a title and content; nothing was saved")
+            keywords = answer.keywords if body.keywords is None else body.keywords
+            draft = draft.edited(title, content, keywords)
+        return saved_scene_json(await save_scene(services, draft))
+    if isinstance(draft, Rewrite):
+        return {"saved": [list(key) for key in services.book_entries.apply(draft)]}
+    return jsonable(services.book_consolidation.apply(draft, disable_sources=body.disable_sources))
 
 
 @router.delete("/{number}", summary="Drop a draft")
