@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
+import httpx
 import pytest
 
 from charmemory.adapters.workspace import Workspace
@@ -66,3 +69,26 @@ def served(tmp_path, llm_server: ScriptedLLMServer) -> Iterator[Served]:
     llm_server.respond_always(role_play)
     with serving(lambda: app) as url:
         yield Served(url, app, ws, llm_server)
+
+
+def events(text: str) -> list[tuple[str, Any]]:
+    """The server-sent events of a response's text, as (event, data)."""
+    found = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        if "data" in lines:
+            found.append((lines.get("event", "message"), json.loads(lines["data"])))
+    return found
+
+
+@pytest.fixture
+def api(served: Served) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=f"{served.url}/api", timeout=30) as client:
+        yield client
+
+
+@contextmanager
+def api_over(app: App) -> Iterator[httpx.Client]:
+    """A client of the REST API served over ``app`` (its model a FakeChatModel, say)."""
+    with serving(lambda: app) as url, httpx.Client(base_url=f"{url}/api", timeout=30) as client:
+        yield client

@@ -11,7 +11,14 @@ from openai import OpenAI
 
 from charmemory.formats.chat import parse_chat
 from tests.api.conftest import FACT, Served
-from tests.support.api_server import CHARACTER, DESCRIPTION, GREETING, MAIN_PROMPT, chat_files
+from tests.support.api_server import (
+    CHARACTER,
+    DESCRIPTION,
+    GREETING,
+    MAIN_PROMPT,
+    chat_files,
+    write_card,
+)
 from tests.support.sillytavern_client import SillyTavern
 
 QUESTION = "What does my sister Ilsa do at the lantern bakery these days?"
@@ -234,3 +241,41 @@ def test_sillytavern_empty_key_and_doubled_slash_are_accepted(served: Served) ->
     tavern = SillyTavern(f"{served.url}/v1/", CHARACTER, DESCRIPTION, GREETING, stream=False)
     assert json.loads(tavern.models().text)["data"][0]["id"] == "scripted-model"
     assert tavern.send("hello") == "Reply to 5 messages."
+
+
+def test_the_default_character_answers_what_the_shared_endpoint_recognises_as_no_one(
+    served: Served,
+) -> None:
+    plant_memory(served)
+    write_card(served.ws, "Bo", "{{char}} keeps bees on the roof.")
+    unattributed = {
+        "messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": "Tell me about Ilsa's lantern bakery."},
+        ],
+        "model": "m",
+    }
+    url = f"{served.url}/v1/chat/completions"
+    setting = f"{served.url}/api/settings/server.default_character"
+    assert httpx.put(setting, json={"value": CHARACTER}).status_code == 200
+
+    answered = httpx.post(url, json=unattributed)
+    assert answered.status_code == 200
+    assert answered.headers["X-Charmemory-Character"] == CHARACTER
+    sent = served.chat_requests()[-1].json["messages"]
+    assert any(FACT in m["content"] for m in sent)
+    assert recorded(served) == [
+        (True, "Tell me about Ilsa's lantern bakery."),
+        (False, "Reply to 3 messages."),
+    ]
+
+    named = {"messages": [{"role": "system", "content": MAIN_PROMPT.format(name="Bo")}]}
+    named["messages"].append({"role": "user", "content": "hi"})
+    assert httpx.post(url, json=named).headers["X-Charmemory-Character"] == "Bo"
+
+    assert httpx.put(setting, json={"value": "Nobody"}).status_code == 200
+    missing = httpx.post(url, json=unattributed)
+    assert missing.status_code == 404 and "Nobody" in missing.json()["error"]["message"]
+    assert httpx.delete(setting).status_code == 200
+    passed = httpx.post(url, json=unattributed)
+    assert passed.headers["X-Charmemory-Character"] == "none"

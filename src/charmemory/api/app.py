@@ -20,16 +20,23 @@ from starlette.middleware.cors import CORSMiddleware
 
 from charmemory.api import (
     activity,
+    books,
     characters,
     chats,
     consolidation,
     diagnostics,
+    drafts,
     extraction,
+    groups,
     history,
     lorebooks,
     memories,
     openai_endpoint,
+    persona,
+    profiles,
+    prompts,
     providers,
+    scenes,
     settings,
 )
 from charmemory.api.errors import install_error_handlers
@@ -47,7 +54,8 @@ connection at `/characters/{character}/v1`, or at `/v1` to have the character re
 from each request. Conversations are recorded as the character's chats and its memories
 are added to every request before it goes to the configured provider.
 
-**REST**: characters, chats, memories, extraction, consolidation, history, settings,
+**REST**: characters, chats, group chats, the persona, memories, extraction, consolidation,
+history, memory books (scene memories, entries, drafts, profiles), prompts, settings,
 providers, lorebooks, diagnostics and the activity log. Mutable resources carry an `ETag`;
 send it back as `If-Match` to change them only if nobody else did (412 otherwise).
 """
@@ -79,10 +87,17 @@ def create_api(open_app: Callable[[], App], *, token: str | None = None) -> Fast
         openai_endpoint,
         characters,
         chats,
+        groups,
+        persona,
         memories,
         extraction,
         consolidation,
         history,
+        books,
+        scenes,
+        drafts,
+        profiles,
+        prompts,
         settings,
         providers,
         lorebooks,

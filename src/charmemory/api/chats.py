@@ -3,6 +3,8 @@
 Generating operations (send, generate) answer JSON, or server-sent events with
 `"stream": true`; `stop` ends the one under way and keeps what came. Changes
 take the chat's `ETag` as `If-Match` and are refused (412) if it changed.
+`preview` shows what a message would send; `command` runs what is typed in the
+chat's input box (`/hide 3-5`, `/branch`, ...).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pydantic import BaseModel, Field
 from charmemory.api.characters import import_file
 from charmemory.api.deps import Services, require_current, with_etag
 from charmemory.api.generation_stream import generate, running
-from charmemory.errors import NotFoundError
+from charmemory.core.chat.commands import help_text, parse_command
+from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.formats.chat import Message
 
 router = APIRouter(prefix="/api/characters/{character}/chats", tags=["chats"])
@@ -51,6 +54,14 @@ class DeleteLastBody(BaseModel):
 
 class BranchBody(BaseModel):
     at: int | None = None
+
+
+class PreviewBody(BaseModel):
+    text: str
+
+
+class CommandBody(BaseModel):
+    text: str = Field(description="A command as typed in the chat, e.g. /hide 3-5")
 
 
 def message_json(index: int, message: Message) -> dict[str, Any]:
@@ -200,6 +211,25 @@ async def branch(
 ) -> dict[str, Any]:
     ref = _current(request, services, character, chat)
     return {"chat": await services.chat.branch(character, body.at, ref.id)}
+
+
+@router.post("/{chat}/preview", summary="What sending a message would send; nothing saved")
+async def preview(character: str, chat: str, body: PreviewBody, services: Services) -> Any:
+    ref = services.chat.chat_ref(character, chat)
+    return await services.chat.preview(character, body.text, ref.id)
+
+
+@router.post("/{chat}/command", summary="Run a chat command (/hide, /branch, /del ...)")
+async def command(
+    character: str, chat: str, body: CommandBody, request: Request, services: Services
+) -> dict[str, Any]:
+    ref = _current(request, services, character, chat)
+    if body.text.strip().lower() == "/help":
+        return {"said": help_text()}
+    typed = parse_command(body.text)
+    if typed.name == "continue":
+        raise CharMemoryError("/continue generates: use generate with kind continue")
+    return {"said": await services.chat_commands.run(ref.character.name, ref.id, typed)}
 
 
 def _current(request: Request, services: Services, character: str, chat: str) -> Any:

@@ -1,8 +1,10 @@
 """A chat operation that generates, streamed as server-sent events, and stoppable.
 
-Events: `delta` ({"text", "reasoning"}) as the reply streams, then `turn` (the
-saved reply) or `error` ({"error": {"message", "type"}}). A client that hangs
-up stops the generation, and what came so far is kept, as `stop` does.
+Events: `delta` ({"text", "reasoning"}) as the reply streams (in a group chat,
+`speaker` ({"name"}) before each member's reply), then `turn` (the saved reply;
+a group's round or redo as its own JSON) or `error` ({"error": {"message",
+"type"}}). A client that hangs up stops the generation, and what came so far is
+kept, as `stop` does.
 """
 
 from __future__ import annotations
@@ -19,7 +21,23 @@ from charmemory.errors import CharMemoryError, ConflictError
 from charmemory.ports import StreamDelta
 from charmemory.services.chat import Turn
 
-Generation = Callable[[Callable[[StreamDelta], object], asyncio.Event], Awaitable[Turn]]
+
+class Sink:
+    """Where a generation puts what it streams: a delta (called), or the next speaker."""
+
+    def __init__(self, put: Callable[[bytes], object] | None = None) -> None:
+        self._put = put
+
+    def __call__(self, delta: StreamDelta) -> None:
+        if self._put is not None:
+            self._put(sse({"text": delta.text, "reasoning": delta.reasoning}, "delta"))
+
+    def speaker(self, name: str) -> None:
+        if self._put is not None:
+            self._put(sse({"name": name}, "speaker"))
+
+
+Generation = Callable[[Sink, asyncio.Event], Awaitable[Any]]  # a Turn, or a group's
 
 
 def turn_json(turn: Turn) -> dict[str, Any]:
@@ -46,8 +64,14 @@ def running(request: Request) -> dict[tuple[str, str], asyncio.Event]:
     return state.running
 
 
-async def generate(request: Request, key: tuple[str, str], stream: bool, run: Generation) -> Any:
-    """Run one generation: its JSON turn, or its events when `stream`."""
+async def generate(
+    request: Request,
+    key: tuple[str, str],
+    stream: bool,
+    run: Generation,
+    result: Callable[[Any], Any] = turn_json,
+) -> Any:
+    """Run one generation: its JSON turn (or `result`), or its events when `stream`."""
     switches = running(request)
     if key in switches:
         raise ConflictError(f"a reply is being generated in {key[1]!r} already; stop it first")
@@ -55,23 +79,23 @@ async def generate(request: Request, key: tuple[str, str], stream: bool, run: Ge
     switches[key] = stop
     if not stream:
         try:
-            return turn_json(await run(lambda delta: None, stop))
+            return result(await run(Sink(), stop))
         finally:
             switches.pop(key, None)
-    return StreamedResponse(_events(run, stop, lambda: switches.pop(key, None)))
+    return StreamedResponse(_events(run, result, stop, lambda: switches.pop(key, None)))
 
 
 async def _events(
-    run: Generation, stop: asyncio.Event, done: Callable[[], object]
+    run: Generation, result: Callable[[Any], Any], stop: asyncio.Event, done: Callable[[], object]
 ) -> AsyncIterator[bytes]:
-    queue: asyncio.Queue[StreamDelta | None] = asyncio.Queue()
-    task = asyncio.create_task(run(queue.put_nowait, stop))
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    task = asyncio.create_task(run(Sink(queue.put_nowait), stop))
     task.add_done_callback(lambda _: queue.put_nowait(None))
     try:
-        while (delta := await queue.get()) is not None:
-            yield sse({"text": delta.text, "reasoning": delta.reasoning}, "delta")
+        while (event := await queue.get()) is not None:
+            yield event
         try:
-            yield sse(turn_json(task.result()), "turn")
+            yield sse(result(task.result()), "turn")
         except CharMemoryError as error:
             status, kind = error_status(error)
             yield sse({"error": {"message": str(error), "type": kind, "status": status}}, "error")
