@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from charmemory.core.chat import editing
-from charmemory.core.chat.diagnostics import GenerationRecord, prompt_parts
+from charmemory.core.chat.diagnostics import GenerationRecord, bound_lorebooks, prompt_parts
 from charmemory.core.chat.messages import (
     Generated,
     character_reply,
@@ -409,10 +409,7 @@ class ChatService:
             world_info=parts.world_info,
             tokens=parts.tokens,
             timings=timings,
-            lorebooks=[
-                {"source": source, "name": name, "entries": count}
-                for source, name, count in prepared.lore.books
-            ],
+            lorebooks=bound_lorebooks(prepared.lore.books, prepared.lore.named_books),
             missing_lorebooks=list(prepared.lore.missing),
             reply=generated.text,
             reasoning=generated.reasoning,
