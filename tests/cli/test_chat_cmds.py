@@ -82,6 +82,12 @@ def test_say_json_and_dry_run(
     # The dry run sends exactly what a real turn sends.
     assert llm_server.requests[0].json["messages"] == dry["messages"]
 
+    out_of(capsys, "settings", "set", "extraction.auto_extract", "false")
+    llm_server.reply_stream(["Still here."])
+    said = json.loads(out_of(capsys, "say", CHARACTER, "Hello?", "--json"))
+    assert said["extraction"] == "none"  # automatic extraction is off: no trigger ran
+    assert "extraction_members" not in said
+
 
 def test_swipe_continue_regenerate_delete_and_branch(
     ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]

@@ -41,6 +41,7 @@ def turn_json(turn: Turn) -> dict[str, Any]:
             for e in turn.world_info
         ],
         "extraction": turn.extraction,
+        **({"extraction_members": turn.extraction_members} if turn.extraction_members else {}),
     }
 
 
