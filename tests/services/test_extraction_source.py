@@ -62,7 +62,7 @@ async def test_main_extracts_with_the_chats_own_model(
 
 
 async def test_dedicated_extracts_with_its_own_provider_and_model(
-    app: App, llm_server: ScriptedLLMServer, tmp_path: Path
+    app: App, llm_server: ScriptedLLMServer
 ) -> None:
     app.settings.set("extraction.source", "dedicated")
     app.settings.set("extraction.dedicated_provider", "ollama")
