@@ -244,3 +244,39 @@ def test_branch_says_which_memory_books_it_copied(
         f"branch: {CHAT_ID} - Branch #20",
         f"memory book {BOOK} copied as {BOOK} Branch 1",
     ]
+
+
+def test_scene_presets_are_editable_one_by_one_and_restorable(
+    ws_root: Path, llm_server: ScriptedLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builtin = out_of(capsys, "prompt", "show", "scene", "--preset", "synopsis")
+    assert "a synopsis in flowing prose" in builtin
+    haiku = tmp_path / "haiku.md"
+    haiku.write_text("Write {{char}} and {{user}}'s scene as a haiku.", encoding="utf-8")
+    assert out_of(capsys, "prompt", "set", "scene", str(haiku), "--preset", "synopsis") == (
+        "scene --preset synopsis prompt saved; "
+        "`charmemory prompt reset scene --preset synopsis` restores the default\n"
+    )
+    shown = out_of(capsys, "prompt", "show", "scene", "--preset", "synopsis")
+    assert shown == "Write {{char}} and {{user}}'s scene as a haiku."
+    assert out_of(capsys, "prompt", "show", "scene", "--preset", "synopsis", "--default") == builtin
+    assert "haiku" not in out_of(capsys, "prompt", "show", "scene")  # the summary preset
+
+    # A profile using the preset writes its scenes with the edited text.
+    out_of(capsys, "profiles", "set", "Poet", "--preset", "synopsis", "--default")
+    llm_server.reply_text(scene_json("Dawn", "Sails at dawn.", ["dawn"]))
+    out_of(capsys, "scene", CHARACTER, "0-9", "--yes")
+    system = llm_server.requests[-1].json["messages"][0]["content"]
+    assert system.startswith("Write Mira and Alex's scene as a haiku.")
+
+    assert out_of(capsys, "prompt", "reset", "scene", "--preset", "synopsis") == (
+        "scene --preset synopsis prompt restored to the default\n"
+    )
+    assert out_of(capsys, "prompt", "show", "scene", "--preset", "synopsis") == builtin
+    llm_server.reply_text(scene_json("Noon", "Lunch at noon.", ["noon"]))
+    out_of(capsys, "scene", CHARACTER, "10-19", "--yes")
+    system = llm_server.requests[-1].json["messages"][0]["content"]
+    assert "haiku" not in system and "a synopsis in flowing prose" in system
+
+    code, _, err = result(capsys, "prompt", "set", "scene", str(haiku), "--preset", "poem")
+    assert code == 2 and "no scene preset 'poem'" in err

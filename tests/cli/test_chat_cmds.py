@@ -36,6 +36,11 @@ def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return out
 
 
+def the_chat_id(root: Path) -> str:
+    [path] = (root / "chats" / CHARACTER).glob("*.jsonl")
+    return path.stem
+
+
 def the_chat(root: Path):
     [path] = (root / "chats" / CHARACTER).glob("*.jsonl")
     return parse_chat(path.read_text(encoding="utf-8"))
@@ -76,6 +81,12 @@ def test_say_json_and_dry_run(
     )
     # The dry run sends exactly what a real turn sends.
     assert llm_server.requests[0].json["messages"] == dry["messages"]
+
+    out_of(capsys, "settings", "set", "extraction.auto_extract", "false")
+    llm_server.reply_stream(["Still here."])
+    said = json.loads(out_of(capsys, "say", CHARACTER, "Hello?", "--json"))
+    assert said["extraction"] == "none"  # automatic extraction is off: no trigger ran
+    assert "extraction_members" not in said
 
 
 def test_swipe_continue_regenerate_delete_and_branch(
@@ -145,3 +156,57 @@ def test_diagnose_shows_what_the_last_reply_was_given(
     capsys.readouterr()
     assert run(["diagnose", "Seraphina", "--generation", "9"]) == 2
     assert "no generation 9" in capsys.readouterr().err
+
+
+def test_diagnose_lists_the_characters_lorebooks_with_their_keys(
+    ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from charmemory.adapters.generation_log import SqliteGenerationLog
+    from charmemory.adapters.workspace import Workspace
+    from charmemory.formats.lorebook import Lorebook, new_entry
+
+    book = Lorebook()
+    book.put(new_entry("The boiler is Old Maud.", ["boiler", "Old Maud"], uid=0))
+    book.put(new_entry("Brassport takes bribes.", [], uid=1, constant=True))
+    book.put(new_entry("The Isles lie south.", ["saltglass", "boiler"], uid=2))
+    (ws_root / "worlds" / "Kestrel.json").write_text(book.render(), encoding="utf-8")
+    ws = Workspace.open(ws_root)
+    card_with(ws, extensions={"world": "Kestrel"})
+    llm_server.reply_stream(["Hm."])
+    out_of(capsys, "say", CHARACTER, "How is the boiler?")
+
+    out = out_of(capsys, "diagnose", CHARACTER)
+    assert "    Kestrel (character, 3 entries)\n      keys: boiler, Old Maud, saltglass\n" in out
+
+    # A generation kept before keys were recorded still shows, without them.
+    [record] = SqliteGenerationLog(ws.db).last(CHARACTER, the_chat_id(ws_root))
+    older = record.to_dict()
+    for listed in older["lorebooks"]:
+        del listed["keys"]
+    ws.db.execute(
+        "UPDATE generations SET data = ? WHERE number = ?", (json.dumps(older), record.number)
+    )
+    ws.db.commit()
+    ws.close()
+    out = out_of(capsys, "diagnose", CHARACTER)
+    assert "    Kestrel (character, 3 entries)\n" in out and "keys:" not in out
+
+
+def test_a_books_many_keys_are_cut_short_unless_raw() -> None:
+    from charmemory.cli.diagnose_cmds import SHOWN_KEYS, generation_lines
+    from charmemory.core.chat.diagnostics import GenerationRecord
+
+    keys = [f"key{n}" for n in range(SHOWN_KEYS + 5)]
+    books = [
+        {"source": "global", "name": "Atlas", "entries": 50, "keys": keys},
+        {"source": "chat", "name": "Notes", "entries": 2, "keys": []},
+    ]
+    record = GenerationRecord(
+        CHARACTER, "c", "2026-03-01T12:00:00Z", "normal", "fake/m", [], "", [], [], {}, {}, books
+    )
+
+    short = "\n".join(generation_lines(record, raw=False))
+    assert f"key{SHOWN_KEYS - 1} (+5 more, all with --raw)" in short
+    assert f"key{SHOWN_KEYS}," not in short
+    assert "Notes (chat, 2 entries)\n      keys: (none: its entries activate otherwise)" in short
+    assert ", ".join(keys) + "\n" in "\n".join(generation_lines(record, raw=True))

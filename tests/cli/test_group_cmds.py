@@ -71,9 +71,16 @@ def test_a_group_is_made_talked_to_muted_and_joined(
         out_of(capsys, "group", "say", "Crew", "Dinner?") == "Mira: Mira nods.\nAbel: Abel nods.\n"
     )
     assert "Abel (muted)" in out_of(capsys, "group", "mute", "Crew", "abel")
+    out_of(capsys, "settings", "set", "extraction.auto_extract", "false", "--character", "Abel")
     said = json.loads(out_of(capsys, "group", "say", "Crew", "Again?", "--json"))
     assert [r["speaker"] for r in said["replies"]] == ["Mira"]
     assert said["replies"][0]["reply"] == "Mira nods." and said["group"] == "Crew"
+    # Every member hears the reply: each one's trigger, summed up in the extraction value.
+    assert said["replies"][0]["extraction"] == "skipped: Mira: 5/50 msgs"
+    assert said["replies"][0]["extraction_members"] == {
+        "Mira": "skipped: 5/50 msgs",
+        "Abel": "none",
+    }
 
     assert "Vera (joined at message 7)" in out_of(capsys, "group", "add", "Crew", "Vera")
     shown = json.loads(out_of(capsys, "group", "show", "Crew", "--json"))

@@ -5,7 +5,9 @@ from charmemory.core.triggers import (
     TriggerState,
     cooldown_left,
     format_wait,
+    group_outcome,
     should_extract,
+    trigger_outcome,
     trigger_status,
 )
 from charmemory.core.watermark import (
@@ -126,3 +128,22 @@ def test_waits_round_up_to_whole_seconds() -> None:
     assert format_wait(timedelta(milliseconds=200)) == "1s"
     assert format_wait(timedelta(seconds=59, milliseconds=1)) == "1m 0s"
     assert format_wait(timedelta(minutes=10)) == "10m 0s"
+
+
+def test_a_replys_outcome_is_none_started_or_skipped_with_the_reason() -> None:
+    def outcome(state: TriggerState, settings: ExtractionSettings = DEFAULTS) -> str:
+        return trigger_outcome(should_extract(state, T0 + timedelta(minutes=3), settings))
+
+    off = ExtractionSettings(auto_extract=False)
+    assert outcome(TriggerState(count=500), off) == "none"  # no automatic trigger at all
+    assert outcome(TriggerState(count=20)) == "started"
+    assert outcome(TriggerState(count=12)) == "skipped: 12/20 msgs"
+    assert outcome(TriggerState(count=20, last_run_at=T0)) == "skipped: cooldown 7m 0s left"
+
+
+def test_a_group_chats_outcome_sums_up_its_members() -> None:
+    assert group_outcome({"Mira": "skipped: 2/3 msgs", "Abel": "started"}) == "started"
+    assert group_outcome({"Mira": "skipped: 2/3 msgs", "Abel": "none", "Vera": "skipped: x"}) == (
+        "skipped: Mira: 2/3 msgs; Vera: x"
+    )
+    assert group_outcome({"Mira": "none", "Abel": "none"}) == "none"

@@ -211,4 +211,6 @@ async def test_lorebooks_join_the_prompt_by_key_and_by_similarity(ws: Workspace)
     [record] = app.chat.generations(CHARACTER)
     why = {entry["uid"]: entry for entry in record.world_info}
     assert why[1]["reason"] == "vector" and not why[2]["activated"]
-    assert record.lorebooks == [{"source": "character", "name": "Kestrel", "entries": 3}]
+    assert record.lorebooks == [
+        {"source": "character", "name": "Kestrel", "entries": 3, "keys": ["boiler", "saltglass"]}
+    ]

@@ -5,14 +5,23 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from charmemory.formats.chat import parse_chat
 from charmemory.ports import Completion
-from tests.services.test_chat import app_with, card_with, chat_file
-from tests.support.extraction_fixtures import CHARACTER, make_workspace
-from tests.support.fake_chat_model import ChatRequest, FakeChatModel
-from tests.support.scripted_llm import ScriptedLLMServer
+from tests.services.test_chat import Clock, app_with, card_with, chat_file
+from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace
+from tests.support.fake_chat_model import FakeChatModel
+from tests.support.scripted_llm import (
+    RecordedRequest,
+    ScriptedLLMServer,
+    Step,
+    openai_completion,
+    openai_stream_events,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,25 +72,50 @@ def test_a_process_killed_while_a_reply_streams_leaves_the_chat_whole(
     assert not any("word" in text for text in said)
 
 
+def chat_turns_then(extraction: Step) -> Callable[[RecordedRequest], Step]:
+    """Chat turns (streamed) are answered; extraction's requests get ``extraction``."""
+
+    def respond(request: RecordedRequest) -> Step:
+        if request.json.get("stream"):
+            return Step(events=openai_stream_events(["Aye."]))
+        return extraction
+
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("extraction", "said"),
+    [
+        (Step(401, json={"error": {"message": "Incorrect API key"}}), "API key was refused"),
+        (Step(json=openai_completion("I cannot help with that.")), "held no memories"),
+    ],
+    ids=["401", "garbage"],
+)
 async def test_a_failing_extraction_leaves_the_chat_working_and_says_so_once(
-    tmp_path: Path,
+    tmp_path: Path, llm_server: ScriptedLLMServer, extraction: Step, said: str
 ) -> None:
-    ws = make_workspace(tmp_path / "ws", interval=3, cooldown_minutes=0)
+    ws = make_workspace(tmp_path / "ws", interval=3, cooldown_minutes=10)
     card_with(ws)
+    llm_server.respond_always(chat_turns_then(extraction))
+    app = make_app(ws, llm_server, clock=Clock())
 
-    def answer(request: ChatRequest) -> Completion:
-        if request.answer_format.__class__.__name__ == "NewMemories":
-            return Completion("I cannot help with that.")  # garbage for extraction
-        return Completion("Aye.")
-
-    app = app_with(ws, FakeChatModel(answer))
     await app.chat.send(CHARACTER, "one")
     turn = await app.chat.send(CHARACTER, "two")
     assert turn.extraction == "started"
     failures = await app.chat.extractions_finished()
-    assert len(failures) == 1 and "held no memories" in failures[0]
+    assert (
+        len(failures) == 1 and said in failures[0] and "automatic extraction failed" in failures[0]
+    )
+    assert [bool(r.json.get("stream")) for r in llm_server.requests] == [True, True, False]
     assert await app.chat.extractions_finished() == []  # said once
+
+    # The chat goes on; the messages stay unprocessed, waiting out the cooldown.
     later = await app.chat.send(CHARACTER, "three")
-    assert later.reply == "Aye." and later.index == 6
-    kinds = [entry.kind for entry in app.activity.entries(character=CHARACTER)]
-    assert kinds.count("chat.extraction") == 1
+    assert (later.reply, later.index) == ("Aye.", 6)
+    assert later.extraction.startswith("skipped: cooldown ")
+    assert app.chat.status_line(CHARACTER).startswith("4/3 msgs · ")
+    assert not (ws.files_dir / f"{CHARACTER}-memories.md").exists()
+    chat = parse_chat(chat_file(ws).read_text(encoding="utf-8"))
+    assert [m.mes for m in chat.messages][-2:] == ["three", "Aye."]
+    logged = [e for e in app.activity.entries(character=CHARACTER) if e.kind == "chat.extraction"]
+    assert len(logged) == 1 and said in logged[0].message and logged[0].level == "warning"

@@ -112,7 +112,8 @@ async def test_three_members_each_remember_for_themselves_and_a_late_one_from_it
 
     first = await groups.send("Kestrel crew", "We leave at dawn.")
     assert [reply.speaker for reply in first.replies] == ["Mira", "Abel"]
-    assert first.replies[0].turn.extraction == "Mira: started; Abel: started"
+    assert first.replies[0].turn.extraction == "started"
+    assert first.replies[0].turn.extraction_members == {"Mira": "started", "Abel": "started"}
     assert await app.chat.extractions_finished() == []
 
     groups.add("Kestrel crew", ["Vera"])
@@ -120,10 +121,11 @@ async def test_three_members_each_remember_for_themselves_and_a_late_one_from_it
     second = await groups.send("Kestrel crew", "Vera, welcome aboard.")
     assert [reply.speaker for reply in second.replies] == ["Mira", "Vera"]  # Abel is muted
     assert second.replies[0].turn.extraction == (
-        "Mira: skipped: 1/3 msgs; Abel: skipped: 1/3 msgs; Vera: skipped: 1/3 msgs"
+        "skipped: Mira: 1/3 msgs; Abel: 1/3 msgs; Vera: 1/3 msgs"
     )
     third = await groups.send("Kestrel crew", "To the stars.")
-    assert third.replies[0].turn.extraction == "Mira: started; Abel: started; Vera: started"
+    assert third.replies[0].turn.extraction == "started"
+    assert set(third.replies[0].turn.extraction_members.values()) == {"started"}
     assert await app.chat.extractions_finished() == []
 
     before_vera = [

@@ -6,6 +6,7 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
+from charmemory.core.injection import approximate_tokens
 from charmemory.core.prompt import (
     DEFAULT_PROMPT_SETTINGS,
     GenerationPrompt,
@@ -22,6 +23,7 @@ from charmemory.core.world_info import (
 )
 from charmemory.formats.card import Card
 from charmemory.formats.chat import Chat, ChatHeader, Message
+from charmemory.ports import TokenCounter
 
 NOW = datetime(2026, 11, 28, 20, 0, tzinfo=UTC)
 
@@ -49,6 +51,7 @@ def prompt(
     settings: PromptSettings = DEFAULT_PROMPT_SETTINGS,
     world_info: WorldInfoSettings = DEFAULT_WORLD_INFO_SETTINGS,
     seed: int = 1,
+    count_tokens: TokenCounter = approximate_tokens,
     **request: Any,
 ) -> GenerationPrompt:
     persona = request.pop("persona", Persona("Wren"))
@@ -60,6 +63,7 @@ def prompt(
         now=NOW,
         settings=settings,
         world_info=world_info,
+        count_tokens=count_tokens,
     )
 
 

@@ -50,6 +50,7 @@ def turn_json(turn: Turn) -> dict[str, Any]:
         "memories": turn.memories,
         "world_info": turn.world_info,
         "extraction": turn.extraction,
+        **({"extraction_members": turn.extraction_members} if turn.extraction_members else {}),
         "generation": turn.generation,
         "finish_reason": turn.finish_reason,
         "stopped": turn.stopped,

@@ -41,6 +41,7 @@ def turn_json(turn: Turn) -> dict[str, Any]:
             for e in turn.world_info
         ],
         "extraction": turn.extraction,
+        **({"extraction_members": turn.extraction_members} if turn.extraction_members else {}),
     }
 
 
@@ -249,8 +250,8 @@ async def _said(app_: App, character: str, chat_id: str, text: str, console: Con
         await _reply(
             console,
             character,
-            lambda stop: chats.generate(
-                character, chat_id, kind="continue", on_delta=streamed(console), stop=stop
+            lambda stop: app_.chat_commands.continue_reply(
+                character, chat_id, on_delta=streamed(console), stop=stop
             ),
         )
         return

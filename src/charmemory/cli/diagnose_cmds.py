@@ -130,6 +130,17 @@ def _lore_label(entry: dict[str, Any]) -> str:
     return f"{label} [{mark}]"
 
 
+SHOWN_KEYS = 40  # a book's keys listed without --raw
+
+
+def _keys_text(keys: list[str], *, everything: bool) -> str:
+    if not keys:
+        return "(none: its entries activate otherwise)"
+    shown = keys if everything else keys[:SHOWN_KEYS]
+    more = len(keys) - len(shown)
+    return ", ".join(shown) + (f" (+{more} more, all with --raw)" if more else "")
+
+
 def generation_lines(record: GenerationRecord, *, raw: bool) -> list[str]:
     """One generation: model, tokens by section, memories, lorebooks, World Info, prompt."""
     tokens = record.tokens
@@ -152,9 +163,10 @@ def generation_lines(record: GenerationRecord, *, raw: bool) -> list[str]:
     )
     lines.extend(f"    {m['score']:.3f}  {m['text']}" for m in record.memories)
     lines.append(f"  lorebooks ({len(record.lorebooks)}):")
-    lines.extend(
-        f"    {b['name']} ({b['source']}, {b['entries']} entries)" for b in record.lorebooks
-    )
+    for book in record.lorebooks:
+        lines.append(f"    {book['name']} ({book['source']}, {book['entries']} entries)")
+        if "keys" in book:  # records kept before keys were have none
+            lines.append("      keys: " + _keys_text(book["keys"], everything=raw))
     lines.extend(f"    {name} (missing: no such book)" for name in record.missing_lorebooks)
     active = [e for e in record.world_info if e["activated"]]
     used = [e for e in active if e.get("memory")]

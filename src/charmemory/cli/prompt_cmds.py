@@ -43,6 +43,15 @@ def _variant(kind: PromptKind, strategy: str, preset: str) -> str:
     return preset if kind == "scene" else strategy
 
 
+def _named(kind: PromptKind, strategy: str, preset: str) -> str:
+    """`scene --preset synopsis`: the prompt as the commands name it."""
+    if kind == "scene":
+        return f"{kind} --preset {preset}"
+    if kind == "consolidation":
+        return f"{kind} --strategy {strategy}"
+    return kind
+
+
 @prompt_app.command("show")
 def show(
     kind: KindArg = "extraction",
@@ -71,7 +80,8 @@ def set_prompt(
     warnings = state.app().prompts.replace(chosen, text, _variant(chosen, strategy, preset))
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"{kind} prompt saved; `charmemory prompt reset {kind}` restores the default")
+    named = _named(chosen, strategy, preset)
+    typer.echo(f"{named} prompt saved; `charmemory prompt reset {named}` restores the default")
 
 
 @prompt_app.command("reset")
@@ -83,4 +93,4 @@ def reset(
     """Restore the built-in prompt."""
     chosen = _kind(kind)
     state.app().prompts.reset(chosen, _variant(chosen, strategy, preset))
-    typer.echo(f"{kind} prompt restored to the default")
+    typer.echo(f"{_named(chosen, strategy, preset)} prompt restored to the default")

@@ -14,6 +14,7 @@ automatic run does not follow right after one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -100,3 +101,35 @@ def why_not(decision: Decision) -> str:
     if decision.reason == "cooldown" and decision.cooldown_left is not None:
         return f"cooldown {format_wait(decision.cooldown_left)} left ({count}/{interval} msgs)"
     return f"{count}/{interval} msgs"
+
+
+# What a reply's automatic trigger did, as `say --json` reports it.
+NOT_AUTOMATIC = "none"  # automatic extraction is off: no trigger ran
+STARTED = "started"  # an extraction runs in the background
+SKIPPED = "skipped: "  # followed by why not: `3/20 msgs`, a cooldown, a run under way
+
+
+def trigger_outcome(decision: Decision) -> str:
+    """`none`, `started` or `skipped: <reason>` for one chat's trigger decision."""
+    if decision.reason == "disabled":
+        return NOT_AUTOMATIC
+    if decision.run:
+        return STARTED
+    count, interval = decision.progress
+    if decision.reason == "cooldown" and decision.cooldown_left is not None:
+        return f"{SKIPPED}cooldown {format_wait(decision.cooldown_left)} left"
+    return f"{SKIPPED}{count}/{interval} msgs"
+
+
+def group_outcome(members: Mapping[str, str]) -> str:
+    """A group chat's outcome from its members' (each member's extraction is its own):
+    `started` if any member's started, else `skipped: <member>: <reason>; ...` naming
+    those skipped, else `none`."""
+    if STARTED in members.values():
+        return STARTED
+    skipped = [
+        f"{name}: {outcome.removeprefix(SKIPPED)}"
+        for name, outcome in members.items()
+        if outcome.startswith(SKIPPED)
+    ]
+    return SKIPPED + "; ".join(skipped) if skipped else NOT_AUTOMATIC

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from charmemory.core.chat import editing
-from charmemory.core.chat.diagnostics import GenerationRecord, prompt_parts
+from charmemory.core.chat.diagnostics import GenerationRecord, bound_lorebooks, prompt_parts
 from charmemory.core.chat.messages import (
     Generated,
     character_reply,
@@ -30,7 +30,13 @@ from charmemory.core.chat.messages import (
     user_message,
 )
 from charmemory.core.model_settings import ModelSettings
-from charmemory.core.triggers import format_wait
+from charmemory.core.triggers import (
+    SKIPPED,
+    STARTED,
+    format_wait,
+    group_outcome,
+    trigger_outcome,
+)
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.chat import Chat
 from charmemory.formats.chat_name import chat_file_name
@@ -70,10 +76,12 @@ class Turn:
     kind: Kind
     memories: list[dict[str, Any]]
     world_info: list[dict[str, Any]]
-    extraction: str  # none | started | skipped: <reason>
+    extraction: str  # none | started | skipped: <reason> (core.triggers)
     generation: int  # the diagnostics record's number
     finish_reason: str | None = None
     stopped: bool = False
+    # In a group chat, each member's own outcome (`extraction` sums them up).
+    extraction_members: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -310,7 +318,7 @@ class ChatService:
                 f"{character.name!r} --raw)"
             ) from None
         number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
-        extraction = self.trigger_extraction(character, saved.ref)
+        outcomes = self.trigger_extraction(character, saved.ref)
         self._start_after_reply(saved.ref)
         return Turn(
             saved.ref.id,
@@ -320,10 +328,11 @@ class ChatService:
             kind,
             _memories_of(prepared),
             _activated_lore(prepared),
-            extraction,
+            group_outcome(outcomes) if group is not None else outcomes[character.name],
             number,
             finish,
             stopped,
+            outcomes if group is not None else {},
         )
 
     async def _stream(
@@ -409,10 +418,7 @@ class ChatService:
             world_info=parts.world_info,
             tokens=parts.tokens,
             timings=timings,
-            lorebooks=[
-                {"source": source, "name": name, "entries": count}
-                for source, name, count in prepared.lore.books
-            ],
+            lorebooks=bound_lorebooks(prepared.lore.books, prepared.lore.named_books),
             missing_lorebooks=list(prepared.lore.missing),
             reply=generated.text,
             reasoning=generated.reasoning,
@@ -425,18 +431,19 @@ class ChatService:
 
     # -- automatic extraction -----------------------------------------------------------
 
-    def trigger_extraction(self, character: Character, ref: ChatRef) -> str:
-        """Start extraction in the background if the trigger says so now; say what happened.
+    def trigger_extraction(self, character: Character, ref: ChatRef) -> dict[str, str]:
+        """Start extraction in the background if the trigger says so now; say what happened
+        (`none`, `started` or `skipped: <reason>`), by character.
 
         In a group chat every member hears the new message: each member's own
         extraction is triggered (muted ones too), each with its own watermark.
         """
         if ref.group is None:
-            return self._trigger_one(character, ref)
-        return "; ".join(
-            f"{member.character.name}: {self._trigger_one(member.character, member)}"
+            return {character.name: self._trigger_one(character, ref)}
+        return {
+            member.character.name: self._trigger_one(member.character, member)
             for member in self._group_listeners(ref.group, ref.id)
-        )
+        }
 
     def _group_listeners(self, group: GroupMembership, chat_id: str) -> list[ChatRef]:
         """The group chat as each member of its group takes part in it."""
@@ -448,19 +455,14 @@ class ChatService:
         ]
 
     def _trigger_one(self, character: Character, ref: ChatRef) -> str:
+        outcome = trigger_outcome(self._extraction.decision(character.name, ref.id))
+        if outcome != STARTED:
+            return outcome
         key = (character.name, ref.id)
         if key in self._running.tasks and not self._running.tasks[key].done():
-            return "skipped: an extraction of this chat is running"
-        decision = self._extraction.decision(character.name, ref.id)
-        if not decision.run:
-            if decision.reason == "disabled":
-                return "skipped: automatic extraction is off"
-            if decision.reason == "cooldown" and decision.cooldown_left is not None:
-                return f"skipped: cooldown {format_wait(decision.cooldown_left)} left"
-            done, interval = decision.progress
-            return f"skipped: {done}/{interval} msgs"
+            return f"{SKIPPED}an extraction of this chat is running"
         self._running.tasks[key] = asyncio.create_task(self._extract(character.name, ref.id))
-        return "started"
+        return outcome
 
     async def _extract(self, character: str, chat: str) -> None:
         try:

@@ -1,13 +1,16 @@
 """The commands typed in a chat's input box, run against the chat they were typed in.
 
-`/continue` streams like a reply and is run by the caller; every other command
-answers with one text to show (the terminal chat and the web UI both use this).
+Every command answers with one text to show (the terminal chat and the web UI both
+use this); `/continue` streams like a reply, so a caller that shows the stream runs
+it through `continue_reply`.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from charmemory.core.chat.commands import Command, help_text
-from charmemory.services.chat import ChatService
+from charmemory.services.chat import ChatService, OnDelta, Turn
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 
@@ -56,7 +59,22 @@ class ChatCommands:
             )
         if name == "charmemory-debug":
             return self._debug(character, chat)
+        if name == "continue":
+            return (await self.continue_reply(character, chat)).reply
         return help_text()
+
+    async def continue_reply(
+        self,
+        character: str,
+        chat: str,
+        *,
+        on_delta: OnDelta | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Turn:
+        """`/continue`: the last reply, continued (streamed to ``on_delta``)."""
+        return await self._chats.generate(
+            character, chat, kind="continue", on_delta=on_delta, stop=stop
+        )
 
     def _debug(self, character: str, chat: str) -> str:
         records = self._chats.generations(character, chat)

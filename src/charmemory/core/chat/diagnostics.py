@@ -5,7 +5,9 @@ sections it came from and its tokens), the memories injected with their scores
 and the query that found them, every World Info candidate with whether it
 activated and why, the model, the timings, the finish reason and the reply
 itself (so a reply that could not be saved is not lost). A candidate that is a
-memory-book entry says so (`memory`: its tier, scene range and chat).
+memory-book entry says so (`memory`: its tier, scene range and chat). Each
+lorebook the generation read is listed with its entry count and the keys its
+entries activate by (records kept before keys were recorded have none).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 from charmemory.core.books.entry import chat_of, is_memory, link_of, scene_of, tier_of
 from charmemory.core.books.tiers import tier_name
 from charmemory.core.prompt import GenerationPrompt
-from charmemory.core.world_info import Explanation
-from charmemory.formats.lorebook import LorebookEntry
+from charmemory.core.world_info import Explanation, NamedBook
+from charmemory.formats.lorebook import Lorebook, LorebookEntry
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,8 @@ class GenerationRecord:
     world_info: list[dict[str, Any]]
     tokens: dict[str, Any]
     timings: dict[str, float]
-    lorebooks: list[dict[str, Any]] = field(default_factory=list)  # source, name, entries
+    # source, name, entries, keys (absent from records kept before keys were)
+    lorebooks: list[dict[str, Any]] = field(default_factory=list)
     missing_lorebooks: list[str] = field(default_factory=list)
     reply: str = ""
     reasoning: str = ""
@@ -50,6 +53,25 @@ class GenerationRecord:
     def from_dict(cls, data: dict[str, Any]) -> GenerationRecord:
         known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
         return cls(**known)
+
+
+def bound_lorebooks(
+    found: list[tuple[str, str, int]], books: list[NamedBook]
+) -> list[dict[str, Any]]:
+    """Each lorebook read, as (source, name, entry count), with its entries' keys."""
+    by_name = {named.name: named.book for named in books}
+    return [
+        {"source": source, "name": name, "entries": count, "keys": book_keys(by_name[name])}
+        for source, name, count in found
+    ]
+
+
+def book_keys(book: Lorebook) -> list[str]:
+    """The distinct primary keys of a book's entries, in the order of their uids."""
+    keys: dict[str, None] = {}
+    for uid in sorted(book.entries):
+        keys.update(dict.fromkeys(key for key in book.entries[uid].keys if key.strip()))
+    return list(keys)
 
 
 @dataclass(frozen=True)
