@@ -193,7 +193,7 @@ class BookIssue:
     def __str__(self) -> str:
         who = self.member.name + (" (retired)" if self.member.retired else "")
         if self.problem == "missing":
-            return f"{who}'s memory book {self.member.book!r} does not exist"
+            return f"the memory book {self.member.book!r} of {who} does not exist"
         if self.problem == "omniscient":
             return f"{who} uses the omniscient book {self.member.book!r}"
         other = self.other.name if self.other else "another member"
