@@ -30,7 +30,7 @@ from charmemory.core.chat.messages import (
     user_message,
 )
 from charmemory.core.model_settings import ModelSettings
-from charmemory.core.narrator.stamps import CastSnapshot, stamp
+from charmemory.core.narrator.stamps import CastSnapshot, stamp, unstamp
 from charmemory.core.triggers import format_wait
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.chat import Chat, Message
@@ -402,6 +402,8 @@ class ChatService:
                     in_group(message, character.card_path.name)
             if cast is not None:
                 stamp(message, cast.member_ids, merge=kind == "continue")
+            elif kind == "swipe":
+                unstamp(message)  # the swipe it replaced may have had one
             for key, value in prepared.built.metadata_updates.items():
                 chat.header.set_metadata(key, value)
             return index

@@ -92,7 +92,7 @@ class NarratorService:
         return self.state_of(loaded.ref, loaded.chat)
 
     def state_of(self, ref: ChatRef, chat: Chat) -> NarratorState:
-        mode = self._books.settings(ref.character.name).lorebook_mode
+        mode = self._settings.value(LOREBOOK_MODE, ref.character.name)
         found = activation(chat.header, group_chat=ref.group is not None, lorebook_mode=mode)
         return NarratorState(ref, found, narrator_of(chat.header).dropped)
 
@@ -105,7 +105,7 @@ class NarratorService:
         turns manual lorebook mode on first."""
         ref = self._one_on_one(character_name, chat_id)
         book = self._books.book(omniscient).name if omniscient is not None else None
-        manual = self._books.settings(ref.character.name).lorebook_mode == MANUAL
+        manual = self._settings.value(LOREBOOK_MODE, ref.character.name) == MANUAL
         if book is None and not manual:
             raise ConfigError(
                 "narrator mode needs manual lorebook mode: `charmemory narrator enable "

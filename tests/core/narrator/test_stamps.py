@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from charmemory.core.chat import editing
 from charmemory.core.chat.messages import Generated, character_reply, user_message
 from charmemory.core.narrator.cast import NarratorConfig, add_member, read_config, set_active
-from charmemory.core.narrator.stamps import last_stamped, snapshot, stamp, stamp_of
+from charmemory.core.narrator.stamps import last_stamped, snapshot, stamp, stamp_of, unstamp
 from charmemory.formats.chat import Chat, ChatHeader, Message
 
 AT = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -83,3 +83,15 @@ def test_the_snapshot_holds_the_active_cast_and_only_books_of_their_own() -> Non
         }
     ).config
     assert snapshot(bad, "Omni") == snapshot(bad, "Omni").__class__(("a", "b"), ())
+
+
+def test_a_swipe_written_outside_narrator_mode_loses_the_stamp_it_inherited() -> None:
+    message = reply("First.")
+    stamp(message, ["a"])
+    editing.add_swipe(message, Generated("Second.", AT, AT))
+    assert stamp_of(message) == ("a",)  # copied from the first swipe's extra
+    unstamp(message)
+    assert stamp_of(message) is None
+    assert "narratorCast" not in message.data["swipe_info"][1]["extra"]["STMemoryBooks"]
+    editing.choose_swipe(message, 0)
+    assert stamp_of(message) == ("a",)

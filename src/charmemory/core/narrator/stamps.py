@@ -72,6 +72,20 @@ def stamp(message: Message, member_ids: Sequence[str], *, merge: bool = False) -
             swipe_stmb[CAST] = copy.deepcopy(value)
 
 
+def unstamp(message: Message) -> None:
+    """Take the stamp off ``message`` and its shown swipe (a swipe written outside narrator
+    mode must not keep the stamp of the swipe it replaced)."""
+    found = message.extra.get(STMB)
+    if isinstance(found, Mapping) and CAST in found:
+        message.set_extra(STMB, {k: v for k, v in found.items() if k != CAST})
+    infos, shown = message.data.get("swipe_info"), message.swipe_id
+    if isinstance(infos, list) and shown is not None and 0 <= shown < len(infos):
+        extra = infos[shown].get("extra") if isinstance(infos[shown], dict) else None
+        swipe_stmb = extra.get(STMB) if isinstance(extra, dict) else None
+        if isinstance(swipe_stmb, dict):
+            swipe_stmb.pop(CAST, None)
+
+
 def is_narrator_reply(message: Message) -> bool:
     """A message the narrator card wrote (not the user's, not hidden)."""
     return not message.is_user and not message.is_hidden
