@@ -18,6 +18,7 @@ from tests.support.books import CHARACTER, chat_header, read_book, scene_json
 from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 from tests.support.narrator import (
     OMNISCIENT,
+    memories,
     narrator_app,
     narrator_on,
     narrator_workspace,
@@ -36,10 +37,6 @@ async def chat_with_turns(app: App, *casts: list[str]) -> None:
     for number, names in enumerate(casts):
         app.narrator.set_active(CHARACTER, names)
         await app.chat.send(CHARACTER, f"Line {number}.")
-
-
-def memories(ws: Workspace, book: str) -> list[dict]:
-    return [e.to_dict() for e in read_book(ws, book).entries.values() if e.raw.get("stmemorybooks")]
 
 
 def unstamp(ws: Workspace, index: int) -> None:

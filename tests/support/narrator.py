@@ -13,7 +13,14 @@ from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
 from charmemory.formats.lorebook import Lorebook
 from charmemory.ports import Completion, JsonAnswer
-from tests.support.books import CHARACTER, book_app, book_workspace, scene_json, write_chat
+from tests.support.books import (
+    CHARACTER,
+    book_app,
+    book_workspace,
+    read_book,
+    scene_json,
+    write_chat,
+)
 from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 
 OMNISCIENT = "Omni"
@@ -76,3 +83,8 @@ def books_read(request: ChatRequest) -> set[str]:
     text = prompt_text(request)
     names = (OMNISCIENT, *(f"{member} Book" for member in MEMBERS))
     return {name for name in names if secret(name) in text}
+
+
+def memories(ws: Workspace, book: str) -> list[dict]:
+    """The memory entries of ``book`` as its file holds them."""
+    return [e.to_dict() for e in read_book(ws, book).entries.values() if e.raw.get("stmemorybooks")]
