@@ -1,12 +1,16 @@
 """Narrator mode in a chat: turned on, its cast, and what each turn reads and stamps."""
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
 from charmemory.adapters.workspace import Workspace
-from charmemory.core.narrator.cast import CastError
+from charmemory.core.books.chat_state import update_state
+from charmemory.core.narrator.cast import CastError, CastMember, NarratorConfig
+from charmemory.core.narrator.mode import write_config
+from charmemory.core.narrator.stamps import stamp_of
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.ports import Completion
 from tests.support.books import CHARACTER, chat_header, chat_messages
@@ -325,3 +329,32 @@ def test_cast_commands_refuse_a_chat_that_is_not_there(ws: Workspace) -> None:
     app = narrator_app(ws)
     with pytest.raises(CharMemoryError, match="no chat 'nope'"):
         app.narrator.add(CHARACTER, "Alice", "Alice Book", "nope")
+
+
+async def test_a_group_chat_never_has_narrator_mode(ws: Workspace) -> None:
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Abel"}}
+    (ws.characters_dir / "Abel.json").write_text(json.dumps(card), encoding="utf-8")
+    model = narrator_model()
+    app = narrator_app(ws, model)
+    app.settings.set("books.lorebook_mode", "manual")
+    chat_id = app.group_chat.create("Crew", [CHARACTER, "Abel"], strategy="list").chat
+    assert chat_id is not None
+    with pytest.raises(CharMemoryError, match="one-on-one chats, not group chats"):
+        app.narrator.enable(CHARACTER, chat_id, omniscient=OMNISCIENT)
+    # A group chat carrying a cast anyway (written by hand) stays an ordinary group chat.
+    ref = app.library.chat(app.library.character(CHARACTER), chat_id)
+    loaded = app.library.load_chat(ref)
+    cast = NarratorConfig(True, (CastMember("a", "Alice", "Alice Book"),), ("a",))
+    write_config(loaded.chat.header, cast)
+    update_state(loaded.chat.header, manualLorebook=OMNISCIENT)
+    app.library.save_chat(loaded, loaded.chat)
+    state = app.narrator.state(CHARACTER, chat_id)
+    assert not state.active
+    assert state.activation.reasons == (
+        "this is a group chat (narrator mode is for one-on-one chats)",
+    )
+    await app.group_chat.send("Crew", "Hello, crew.")
+    assert "Alice Book" not in books_read(model.requests[-1])
+    messages = app.library.load_chat(ref).chat.messages
+    assert all(stamp_of(message) is None for message in messages)
+    assert app.chat.generations(CHARACTER, chat_id)[0].narrator_cast is None
