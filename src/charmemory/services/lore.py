@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from charmemory.core.books.chat_state import bindings_of
-from charmemory.core.narrator.stamps import CastSnapshot
+from charmemory.core.narrator.stamps import CAST_SOURCE, CastSnapshot
 from charmemory.core.retrieval import Collection
 from charmemory.core.world_info import (
     Candidates,
@@ -40,7 +40,6 @@ from charmemory.services.settings import SettingsService
 
 CHAT_BOOK_KEY = "world_info"  # chat_metadata key SillyTavern binds a chat's book under
 BOOK_COLLECTION = "book:"
-CAST_SOURCE = "narrator cast"
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,8 @@ from typing import Any
 from charmemory.core.books.branching import normalised
 from charmemory.core.narrator.cast import CastMember, book_issues
 from charmemory.core.narrator.mode import Activation
-from charmemory.core.narrator.stamps import is_narrator_reply, stamp_of
+from charmemory.core.narrator.stamps import CAST_SOURCE, is_narrator_reply, stamp_of
 from charmemory.formats.chat import Chat
-
-CAST_SOURCE = "narrator cast"  # how a generation's record names the cast books it read
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from charmemory.formats.chat import Chat, Message
 
 STMB = "STMemoryBooks"
 CAST = "narratorCast"
+CAST_SOURCE = "narrator cast"  # how a generation's lorebooks name the snapshot's books
 
 
 @dataclass(frozen=True)
