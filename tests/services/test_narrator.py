@@ -81,6 +81,10 @@ def test_the_omniscient_book_cannot_be_a_members(ws: Workspace) -> None:
         app.narrator.enable(CHARACTER, omniscient="Alice Book")
     with pytest.raises(CastError, match="is the omniscient book"):
         app.narrator.add(CHARACTER, "Bob", OMNISCIENT)
+    app.narrator.retire(CHARACTER, "Alice")  # a retired member's book is still theirs
+    with pytest.raises(CharMemoryError, match="Alice Book is Alice's memory book in this chat's"):
+        app.books.bind(CHARACTER, "Alice Book", manual=True)
+    assert app.narrator.state(CHARACTER).omniscient == OMNISCIENT
 
 
 def test_manual_mode_cannot_be_turned_off_under_a_narrator_chat(ws: Workspace) -> None:
