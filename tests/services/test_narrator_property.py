@@ -242,7 +242,7 @@ class KnowledgeBoundary(RuleBasedStateMachine):
             if narrated:
                 merged = tuple(dict.fromkeys([*(last.stamp or ()), *snapshot]))
                 last.swipes[last.shown] = merged
-        if midway is not None and narrated:
+        if midway is not None:  # the active cast is chat state, narrator mode on or off
             model.active = tuple(m.id for name in midway for m in model.current() if m.name == name)
         record = self.app.chat.generations(CHARACTER, self.chat)[0]
         self.generations.append(
