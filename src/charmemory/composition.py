@@ -76,6 +76,8 @@ from charmemory.services.memory_endpoint import MemoryEndpoint
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.memory_search import MemorySearch
+from charmemory.services.narrator import LOREBOOK_MODE, NarratorService
+from charmemory.services.narrator_doctor import NarratorDoctor
 from charmemory.services.prompting import PromptPreparer
 from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
@@ -162,12 +164,18 @@ class App:
 
     @cached_property
     def settings(self) -> SettingsService:
-        return SettingsService(
+        service = SettingsService(
             SettingsStore(self.workspace.db),
             self.library,
             self._env,
             default_provider=EMBEDDED if local_llm_ready() else None,
         )
+        service.add_guard(self._guard_setting)
+        return service
+
+    def _guard_setting(self, name: str, value: Any, character: str | None) -> None:
+        if name == LOREBOOK_MODE:  # manual mode stays on under a narrator chat
+            self.narrator.guard_lorebook_mode(value, character)
 
     @cached_property
     def prompts(self) -> PromptService:
@@ -326,6 +334,7 @@ class App:
             clock=self._clock,
             after_reply=lambda ref, lock: self.scenes.after_reply(ref, lock),
             after_branch=lambda parent, name: self.book_branching.after_branch(parent, name),
+            narrator=self.narrator,
         )
 
     @cached_property
@@ -436,8 +445,22 @@ class App:
     @cached_property
     def scenes(self) -> SceneService:
         return SceneService(
-            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
+            self.books,
+            self.book_profiles,
+            self._entry_writer,
+            self.activity,
+            clock=self._clock,
+            narrator=self.narrator,
         )
+
+    @cached_property
+    def narrator(self) -> NarratorService:
+        """Narrator mode: a chat's declared cast, each member with a memory book."""
+        return NarratorService(self.books, self.settings, self.activity)
+
+    @cached_property
+    def narrator_doctor(self) -> NarratorDoctor:
+        return NarratorDoctor(self.narrator, self.books, self._generation_log)
 
     @cached_property
     def book_entries(self) -> BookEntries:

@@ -21,6 +21,7 @@ def test_names_are_grouped_by_prefix() -> None:
         "persona",
         "server",
         "books",
+        "narrator",
     )
     assert all(name.split(".", 1)[0] in GROUPS for name in SETTINGS)
     assert {s.name for s in in_group("model")} >= {"model.temperature", "model.provider"}

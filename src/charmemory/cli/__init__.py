@@ -13,6 +13,7 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     group_cmds,
     memory_cmds,
     model_cmds,
+    narrator_cmds,
     profile_cmds,
     prompt_cmds,
     provider_cmds,

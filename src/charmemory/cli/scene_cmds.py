@@ -16,6 +16,7 @@ import typer
 from charmemory.cli.application import app, state
 from charmemory.core.books.answer import SceneAnswer
 from charmemory.core.books.scenes import parse_range
+from charmemory.core.narrator.scenes import ConfirmationNeededError
 from charmemory.errors import CharMemoryError
 from charmemory.services.scenes import SavedScene, ScenePlan
 
@@ -60,6 +61,20 @@ def edit_in_editor(text: str) -> str:
         if done.returncode != 0:
             raise CharMemoryError(f"the editor ({editor}) failed; nothing was saved")
         return path.read_text(encoding="utf-8")
+
+
+def confirm_cast(needed: ConfirmationNeededError) -> list[str]:
+    """Ask who was present in a scene whose replies are not all stamped (nobody: none)."""
+    shown = ", ".join(map(str, needed.unstamped[:8]))
+    typer.echo(f"messages {needed.scene_range} hold replies without a cast stamp ({shown})")
+    answer = str(
+        typer.prompt(
+            "Who was present? (names separated by commas, - for nobody)",
+            default=", ".join(needed.suggested) or "-",
+        )
+    )
+    names = [name.strip() for name in answer.split(",") if name.strip()]
+    return [] if names == ["-"] else names
 
 
 def plan_lines(plan: ScenePlan) -> list[str]:
@@ -132,6 +147,9 @@ def scene(
     everyone: Annotated[
         bool, typer.Option("--everyone", help="Every member took part (multi-book chats).")
     ] = False,
+    nobody: Annotated[
+        bool, typer.Option("--nobody", help="Nobody of the cast was there (narrator chats).")
+    ] = False,
     profile: Annotated[str | None, typer.Option("--profile", help="The profile to use.")] = None,
     reference: Annotated[
         list[str] | None,
@@ -154,21 +172,28 @@ def scene(
     if messages is None:
         raise typer.BadParameter("give the message range A-B")
     scenes = state.app().scenes
-    chosen = [] if everyone else participants
+    chosen = _participants(character, chat, participants, everyone=everyone, nobody=nobody)
     references = [_reference(text) for text in reference or []]
     ask = not (preview or yes) and state.app().books.settings(character).preview
 
     async def run() -> SavedScene | ScenePlan | None:
+        nonlocal chosen
         while True:
-            plan = await scenes.prepare(
-                character,
-                parse_range(messages),
-                chat,
-                book=book,
-                participants=chosen,
-                profile=profile,
-                references=references,
-            )
+            try:
+                plan = await scenes.prepare(
+                    character,
+                    parse_range(messages),
+                    chat,
+                    book=book,
+                    participants=chosen,
+                    profile=profile,
+                    references=references,
+                )
+            except ConfirmationNeededError as needed:
+                if not ask:
+                    raise
+                chosen = confirm_cast(needed)
+                continue
             if preview:
                 return plan
             if not ask:
@@ -205,6 +230,28 @@ def scene(
         typer.echo(json.dumps(saved_json(outcome), ensure_ascii=False, indent=2))
     else:
         report_saved(outcome)
+
+
+def _participants(
+    character: str,
+    chat: str | None,
+    named: list[str] | None,
+    *,
+    everyone: bool,
+    nobody: bool,
+) -> list[str] | None:
+    """Who was in the scene as the service takes it: for a group, an empty list is every
+    member; for a narrator's cast, nobody."""
+    if nobody and (everyone or named):
+        raise typer.BadParameter("--nobody goes with neither --everyone nor --participants")
+    narrator = state.app().narrator.state(character, chat)
+    if not narrator.active:
+        if nobody:
+            raise typer.BadParameter("--nobody is for narrator chats")
+        return [] if everyone else named
+    if nobody:
+        return []
+    return [member.name for member in narrator.config.current] if everyone else named
 
 
 def _reference(text: str) -> tuple[str, int]:

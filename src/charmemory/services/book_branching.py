@@ -3,7 +3,9 @@
 Runs right after a chat is branched (`books.copy_on_branch`). The copies and the
 branch's new bindings are written in one transaction; if it fails, a second
 one leaves the branch bound to no memory book and records why, so the branch
-never writes its memories into its parent's books.
+never writes its memories into its parent's books. A narrator chat's cast books
+are copied too (`core.narrator.branching`), and a failed copy turns narrator
+mode off in the branch.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from charmemory.core.books.branching import (
     plan_copies,
     unbind,
 )
+from charmemory.core.narrator.branching import cast_books, rebind_cast, turn_off
 from charmemory.errors import CharMemoryError
 from charmemory.ports import ActivityRecorder, ChatRef
 from charmemory.services.books import BookService
@@ -59,6 +62,8 @@ class BookBranching:
         parent_chat = self._books.library.load_chat(parent).chat
         manual = settings.lorebook_mode == "manual"
         sources = [*bound_books(parent_chat.header, manual=manual), *extra_books]
+        if manual and sources:
+            sources += cast_books(parent_chat.header)
         if not sources:
             return BranchCopies(branch_id, None)
         at = self._clock().astimezone(UTC).isoformat(timespec="seconds")
@@ -77,6 +82,7 @@ class BookBranching:
                     write.save(copy_name, branch_copy(found.book, parent.id, branch_id, names))
                 chat = write.chat().chat
                 bind_copies(chat.header, plan, manual=manual)
+                rebind_cast(chat.header, names)
                 chat_state.update_state(
                     chat.header,
                     **{
@@ -117,6 +123,7 @@ class BookBranching:
         with self._books.transactions.open([], branch, cause=BRANCH_CAUSE) as write:
             chat = write.chat().chat
             unbind(chat.header, manual=manual)
+            turn_off(chat.header)
             chat_state.update_state(
                 chat.header,
                 **{

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.core.books.answer import SceneAnswer
-from charmemory.core.books.entry import link_of, memory_entry
+from charmemory.core.books.entry import chat_of, link_of, memory_entry
 from charmemory.core.books.presets import (
     CONSOLIDATION,
     ContextEntry,
@@ -32,6 +32,9 @@ from charmemory.core.books.tiers import (
     tier_name,
     tier_named,
 )
+from charmemory.core.narrator.cast import NarratorConfig
+from charmemory.core.narrator.mode import narrator_of
+from charmemory.core.narrator.scenes import owner_ids
 from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
 from charmemory.formats.lorebook import LorebookEntry
 from charmemory.ports import ActivityRecorder
@@ -100,7 +103,7 @@ class BookConsolidation:
                 f"nothing to consolidate: {loaded.name} has no enabled {below} entries"
             )
         chosen = self._profiles.get(profile)
-        owners = _owners(sources)
+        owners = self._owners(sources)
         chat_character, user = self._books.people_of(sources)
         name = " and ".join(owners) if owners else chat_character
         instructions = with_names(
@@ -124,6 +127,37 @@ class BookConsolidation:
             {entry.uid: entry.content for entry in sources},
             chosen.name,
         )
+
+    def _owners(self, sources: Sequence[LorebookEntry]) -> list[str]:
+        """Whose copies the sources are, when they are all linked copies (a character's
+        book): their character filters' names, or their narrator cast members' names."""
+        names: dict[str, None] = {}
+        casts: dict[str, NarratorConfig] = {}
+        for entry in sources:
+            link = link_of(entry)
+            if link is None or link.canonical:
+                return []
+            cast = owner_ids(entry)
+            if cast:
+                names.update(dict.fromkeys(self._cast_of(entry, casts).names(cast)))
+                continue
+            found = entry.raw.get("characterFilter")
+            for name in found.get("names", []) if isinstance(found, dict) else []:
+                names[str(name)] = None
+        return list(names) or ["this character"]
+
+    def _cast_of(self, entry: LorebookEntry, casts: dict[str, NarratorConfig]) -> NarratorConfig:
+        """The narrator cast of the chat an entry came from (empty when it is gone)."""
+        chat_id = chat_of(entry) or ""
+        if chat_id not in casts:
+            try:
+                ref = self._books.chat_with_id(chat_id)
+            except NotFoundError:
+                casts[chat_id] = NarratorConfig()
+            else:
+                header = self._books.library.load_chat(ref).chat.header
+                casts[chat_id] = narrator_of(header).config
+        return casts[chat_id]
 
     def apply(self, plan: ConsolidationPlan, *, disable_sources: bool = False) -> Consolidated:
         profile = self._profiles.get(plan.profile)
@@ -156,16 +190,3 @@ class BookConsolidation:
             write.save(plan.book, lore)
         self._activity.record("books.consolidation", f"{plan.book}: {title} ({detail})")
         return Consolidated(plan.book, uid, title, disabled)
-
-
-def _owners(sources: Sequence[LorebookEntry]) -> list[str]:
-    """Whose copies the sources are, when they are all linked copies (a character's book)."""
-    names: dict[str, None] = {}
-    for entry in sources:
-        link = link_of(entry)
-        if link is None or link.canonical:
-            return []
-        found = entry.raw.get("characterFilter")
-        for name in found.get("names", []) if isinstance(found, dict) else []:
-            names[str(name)] = None
-    return list(names) or ["this character"]

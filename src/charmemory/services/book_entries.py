@@ -5,8 +5,9 @@ are never kept in step by themselves. Deleting or regenerating a linked entry
 reports its copies, and regenerating them too is asked for explicitly.
 Regeneration reads the entry's scene again and asks with the prompt its
 ownership calls for: the group preset for a canonical entry, the character
-preset (for the copy's owners) for a copy, the profile's preset otherwise; the
-entry keeps its number. Compaction has the model shorten an entry's content.
+preset (for the copy's owners: its character filter, or the one narrator cast
+member it belongs to) for a copy, the profile's preset otherwise; the entry
+keeps its number. Compaction has the model shorten an entry's content.
 Both are previewed (nothing written) and then applied, refused if the entry
 changed meanwhile. Every change is a book version, so `books undo` reverts it.
 """
@@ -39,7 +40,10 @@ from charmemory.core.books.profiles import Profile
 from charmemory.core.books.scenes import compile_scene
 from charmemory.core.books.titles import TitleValues, number_in_title, render_title
 from charmemory.core.chat_user import chat_user_name
+from charmemory.core.narrator.mode import narrator_of
+from charmemory.core.narrator.scenes import owner_ids, prompt_for
 from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
+from charmemory.formats.chat import Chat
 from charmemory.formats.lorebook import Lorebook, LorebookEntry
 from charmemory.ports import ActivityRecorder
 from charmemory.services.book_profiles import ProfileService
@@ -260,11 +264,12 @@ class BookEntries:
         link = link_of(entry)
         char = ref.character.name
         preset = profile.preset
-        if link is not None and link.canonical:
+        target = prompt_for(entry)
+        if target == "group":
             preset = profile.group_preset
-        elif link is not None:
+        elif target == "character":
             preset = profile.character_preset
-            char = " and ".join(owners or self._owner_names(entry)) or char
+            char = " and ".join(owners or self._owner_names(entry, loaded.chat)) or char
         count = self._books.settings(ref.character.name).previous_memories
         earlier = [
             ContextEntry(e.comment, e.content, e.keys)
@@ -296,7 +301,10 @@ class BookEntries:
         )
         return render_title(profile.title_format, values, _number(entry))
 
-    def _owner_names(self, entry: LorebookEntry) -> list[str]:
+    def _owner_names(self, entry: LorebookEntry, chat: Chat) -> list[str]:
+        cast = owner_ids(entry)
+        if cast:
+            return narrator_of(chat.header).config.names(cast)
         found = entry.raw.get("characterFilter")
         names = found.get("names") if isinstance(found, dict) else None
         by_stem = {c.stem: c.name for c in self._books.library.characters()}

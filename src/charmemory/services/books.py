@@ -21,6 +21,7 @@ from charmemory.core.books.layout import Member
 from charmemory.core.books.settings import BookSettings
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.memory_history import UNDO, Version, undo_target
+from charmemory.core.narrator.mode import narrator_of
 from charmemory.core.settings.registry import in_group
 from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.formats.lorebook import LorebookEntry
@@ -122,6 +123,12 @@ class BookService:
             elif manual:
                 if book is not None and book in bindings.member_books.values():
                     raise CharMemoryError(f"{book} is a member's book; choose another")
+                cast = [m for m in narrator_of(chat.header).config.members if m.book == book]
+                if cast:
+                    raise CharMemoryError(
+                        f"{book} is {cast[0].name}'s memory book in this chat's narrator cast; "
+                        "the omniscient book must be another"
+                    )
                 chat_state.update_state(chat.header, **{chat_state.MANUAL_BOOK: book})
                 what = "the manual memory book"
             else:

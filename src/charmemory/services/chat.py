@@ -30,6 +30,7 @@ from charmemory.core.chat.messages import (
     user_message,
 )
 from charmemory.core.model_settings import ModelSettings
+from charmemory.core.narrator.stamps import CastSnapshot, stamp, unstamp
 from charmemory.core.triggers import (
     SKIPPED,
     STARTED,
@@ -38,7 +39,7 @@ from charmemory.core.triggers import (
     trigger_outcome,
 )
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat
+from charmemory.formats.chat import Chat, Message
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -50,8 +51,10 @@ from charmemory.ports import (
     LoadedChat,
     StreamDelta,
 )
+from charmemory.services.chat_writes import AsRead, as_read, write_merging
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.memory_access import MemoryLocator
+from charmemory.services.narrator import NarratorService
 from charmemory.services.prompting import PreparedPrompt, PromptPreparer
 from charmemory.services.settings import SettingsService
 
@@ -105,6 +108,7 @@ class ChatService:
         clock: Callable[[], datetime],
         after_reply: AfterReply | None = None,
         after_branch: AfterBranch | None = None,
+        narrator: NarratorService | None = None,
     ):
         self._locator = locator
         self._library = locator.library
@@ -119,6 +123,7 @@ class ChatService:
         self._running = _Running()
         self._after_reply = after_reply
         self._after_branch = after_branch
+        self._narrator = narrator
 
     # -- chats ------------------------------------------------------------------------
 
@@ -181,6 +186,7 @@ class ChatService:
             self._locator.for_chat(character, ref),
             model,
             group=ref.group.members if ref is not None and ref.group is not None else (),
+            cast=self._snapshot(ref, chat) if ref is not None else None,
         )
         return {
             "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
@@ -211,11 +217,15 @@ class ChatService:
         async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
-            loaded.chat.append(user_message(persona.name, text, self._clock()))
+            message = user_message(persona.name, text, self._clock())
+            if self._narrator is not None:
+                self._narrator.stamp_sent(ref, loaded.chat, message)
+            before = as_read(loaded.chat, 0)
+            loaded.chat.append(message)
             # The message is written while the reply is prepared and streamed, not before:
             # the write is off the path to the first token.
             saving = asyncio.create_task(
-                asyncio.to_thread(self._library.save_chat, loaded, loaded.chat)
+                asyncio.to_thread(self._write_sent, loaded, message, before)
             )
             try:
                 return await self._turn(loaded, "normal", on_delta, stop, saving)
@@ -274,6 +284,8 @@ class ChatService:
         group = loaded.ref.group
         location = self._locator.for_chat(character, loaded.ref)
         model_settings = self._settings.model(character=character.name)
+        # The active cast as the generation starts governs it, whatever changes meanwhile.
+        cast = self._snapshot(loaded.ref, loaded.chat)
         prepared = await self._preparer.prepare(
             character,
             loaded.chat,
@@ -281,6 +293,7 @@ class ChatService:
             model_settings,
             kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
             group=group.members if group is not None else (),
+            cast=cast,
         )
         model = self._model_for(character.name)
         started = self._clock()
@@ -310,14 +323,18 @@ class ChatService:
         try:
             if saving is not None:
                 loaded = await saving  # the user's message, written meanwhile
-            saved, index = self._save_reply(loaded, kind, character, generated, prepared)
+            saved, index = self._save_reply(loaded, kind, character, generated, prepared, cast)
         except ConflictError as error:
-            self._record(loaded.ref, kind, prepared, generated, timings, finish, None, str(error))
+            self._record(
+                loaded.ref, kind, prepared, generated, timings, finish, None, str(error), cast
+            )
             raise ConflictError(
                 f"{error}; the reply was not saved (it is kept: charmemory diagnose "
                 f"{character.name!r} --raw)"
             ) from None
-        number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
+        number = self._record(
+            saved.ref, kind, prepared, generated, timings, finish, index, None, cast
+        )
         outcomes = self.trigger_extraction(character, saved.ref)
         self._start_after_reply(saved.ref)
         return Turn(
@@ -376,22 +393,35 @@ class ChatService:
         character: Character,
         generated: Generated,
         prepared: PreparedPrompt,
+        cast: CastSnapshot | None,
     ) -> tuple[LoadedChat, int]:
-        """Write the reply into the chat as read; refused if the file changed meanwhile."""
-        chat = loaded.chat
-        if kind == "swipe":
-            index, message = editing.last_reply(chat)
-            editing.add_swipe(message, generated)
-        elif kind == "continue":
-            index, message = editing.last_reply(chat)
-            editing.continue_reply(message, generated)
-        else:
-            index = chat.append(character_reply(character.name, generated))
-            if loaded.ref.group is not None:
-                in_group(chat.messages[index], character.card_path.name)
-        for key, value in prepared.built.metadata_updates.items():
-            chat.header.set_metadata(key, value)
-        return self._library.save_chat(loaded, chat), index
+        """Write the reply into the chat as read; refused if its messages changed meanwhile."""
+
+        def put(chat: Chat) -> int:
+            if kind == "swipe":
+                index, message = editing.last_reply(chat)
+                editing.add_swipe(message, generated)
+            elif kind == "continue":
+                index, message = editing.last_reply(chat)
+                editing.continue_reply(message, generated)
+            else:
+                index = chat.append(character_reply(character.name, generated))
+                message = chat.messages[index]
+                if loaded.ref.group is not None:
+                    in_group(message, character.card_path.name)
+            if cast is not None:
+                stamp(message, cast.member_ids, merge=kind == "continue")
+            elif kind == "swipe":
+                unstamp(message)  # the swipe it replaced may have had one
+            for key, value in prepared.built.metadata_updates.items():
+                chat.header.set_metadata(key, value)
+            return index
+
+        before = as_read(loaded.chat, 0 if kind in ("normal", "regenerate") else 1)
+        return write_merging(self._library, loaded, put, before, put(loaded.chat))
+
+    def _write_sent(self, loaded: LoadedChat, message: Message, before: AsRead) -> LoadedChat:
+        return write_merging(self._library, loaded, lambda c: c.append(message), before, None)[0]
 
     def _record(
         self,
@@ -403,6 +433,7 @@ class ChatService:
         finish: str | None,
         index: int | None,
         error: str | None,
+        cast: CastSnapshot | None = None,
     ) -> int:
         parts = prompt_parts(prepared.built)
         memories = prepared.memories
@@ -425,6 +456,7 @@ class ChatService:
             finish_reason=finish,
             message_index=index,
             error=error,
+            narrator_cast=None if cast is None else list(cast.member_ids),
         )
         keep = int(self._settings.value("chat.diagnostics_kept", ref.character.name))
         return self._generations.record(record, keep=keep)
@@ -554,12 +586,16 @@ class ChatService:
     async def choose_swipe(
         self, character_name: str, number: int, chat_id: str | None = None
     ) -> str:
-        """Show swipe ``number`` (1-based) of the last reply; returns its text."""
-        return await self._edit(
-            character_name,
-            chat_id,
-            lambda chat: _chosen(chat, number - 1),
-        )
+        """Show swipe ``number`` (1-based) of the last reply; returns its text (in a narrator
+        chat the active cast becomes the swipe's)."""
+
+        def choose(ref: ChatRef, chat: Chat) -> str:
+            text = _chosen(chat, number - 1)
+            if self._narrator is not None:
+                self._narrator.follow_swipe(ref, chat, chat.messages[-1])
+            return text
+
+        return await self._edit_chat(character_name, chat_id, choose)
 
     async def edit(
         self, character_name: str, index: int, text: str, chat_id: str | None = None
@@ -571,18 +607,30 @@ class ChatService:
         return await self._edit(character_name, chat_id, edit)
 
     async def delete_last(self, character_name: str, count: int, chat_id: str | None = None) -> int:
-        return await self._edit(
-            character_name, chat_id, lambda chat: len(editing.delete_last(chat, count))
-        )
+        """Delete the last ``count`` messages (in a narrator chat the active cast becomes
+        the last stamped reply's)."""
+
+        def delete(ref: ChatRef, chat: Chat) -> int:
+            removed = len(editing.delete_last(chat, count))
+            if self._narrator is not None:
+                self._narrator.follow_deletion(ref, chat)
+            return removed
+
+        return await self._edit_chat(character_name, chat_id, delete)
 
     async def delete_message(
         self, character_name: str, index: int, chat_id: str | None = None
     ) -> int:
-        def delete(chat: Chat) -> int:
+        """Delete one message; deleting an older one changes no later stamp."""
+
+        def delete(ref: ChatRef, chat: Chat) -> int:
+            last = index == len(chat.messages) - 1
             editing.delete_message(chat, index)
+            if last and self._narrator is not None:
+                self._narrator.follow_deletion(ref, chat)
             return 1
 
-        return await self._edit(character_name, chat_id, delete)
+        return await self._edit_chat(character_name, chat_id, delete)
 
     async def set_hidden(
         self, character_name: str, first: int, last: int, hidden: bool, chat_id: str | None = None
@@ -612,12 +660,20 @@ class ChatService:
     async def _edit(
         self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
     ) -> Any:
+        return await self._edit_chat(character_name, chat_id, lambda _, chat: change(chat))
+
+    async def _edit_chat(
+        self, character_name: str, chat_id: str | None, change: Callable[[ChatRef, Chat], Any]
+    ) -> Any:
         ref = self.chat_ref(character_name, chat_id)
         async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
-            result = change(loaded.chat)
+            result = change(ref, loaded.chat)
             self._library.save_chat(loaded, loaded.chat)
             return result
+
+    def _snapshot(self, ref: ChatRef, chat: Chat) -> CastSnapshot | None:
+        return None if self._narrator is None else self._narrator.snapshot(ref, chat)
 
     def chat_lock(self, ref: ChatRef) -> asyncio.Lock:
         """Held by every operation on the chat's file (a group chat's members share it)."""

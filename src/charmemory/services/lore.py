@@ -6,7 +6,11 @@ The chat's book is `chat_metadata.world_info`; the persona's is
 no book of that name) and `world_info.extra_books`; the global ones are
 `world_info.global_books`. In the manual lorebook mode of memory books the
 chat's memory book (`STMemoryBooks.manualLorebook`) and the character's own
-member book join the character's books (source `memory book`). A book that is
+member book join the character's books (source `memory book`). In a narrator
+chat the generation's cast snapshot decides instead: the books of the members
+in it join as extra candidates (source `narrator cast`; cloned, an entry already
+there by book and uid left out, the books themselves untouched) and the
+omniscient book does not (bind it to the chat to have it read). A book that is
 named but missing is reported, not fatal. Vectorized entries are scored by the
 retrieval index's similarity to the scan text, each book indexed as its own
 collection.
@@ -18,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from charmemory.core.books.chat_state import bindings_of
+from charmemory.core.narrator.stamps import CAST_SOURCE, CastSnapshot
 from charmemory.core.retrieval import Collection
 from charmemory.core.world_info import (
     Candidates,
@@ -43,15 +48,13 @@ class GatheredLore:
     sources: LoreSources
     books: list[tuple[str, str, int]] = field(default_factory=list)  # (source, name, entries)
     missing: list[str] = field(default_factory=list)  # books named but not found
+    cast_books: tuple[NamedBook, ...] = ()  # a narrator generation's cast books
 
     @property
     def named_books(self) -> list[NamedBook]:
         sources = self.sources
-        return [
-            book
-            for book in (sources.chat, sources.persona, *sources.character, *sources.global_books)
-            if book is not None
-        ]
+        found = (sources.chat, sources.persona, *sources.character, *sources.global_books)
+        return [book for book in (*found, *self.cast_books) if book is not None]
 
 
 class LoreGatherer:
@@ -67,7 +70,12 @@ class LoreGatherer:
         self._indexed: dict[str, int] = {}  # book name -> id() of the book object indexed
 
     def gather(
-        self, character: Character, chat: Chat, world_info: WorldInfoSettings
+        self,
+        character: Character,
+        chat: Chat,
+        world_info: WorldInfoSettings,
+        *,
+        cast: CastSnapshot | None = None,
     ) -> GatheredLore:
         found: list[tuple[str, str, int]] = []
         missing: list[str] = []
@@ -89,7 +97,8 @@ class LoreGatherer:
             named("character", n)
             for n in self._settings.value("world_info.extra_books", character.name)
         ]
-        own += [named("memory book", n) for n in self._memory_books(character, chat)]
+        if cast is None:
+            own += [named("memory book", n) for n in self._memory_books(character, chat)]
         global_books = [named("global", n) for n in self._settings.value("world_info.global_books")]
         sources = LoreSources(
             chat=chat_book,
@@ -97,7 +106,14 @@ class LoreGatherer:
             character=tuple(book for book in own if book is not None),
             global_books=tuple(book for book in global_books if book is not None),
         )
-        return GatheredLore(gather_candidates(sources, world_info), sources, found, missing)
+        candidates = gather_candidates(sources, world_info)
+        cast_books = []
+        for name in cast.books if cast is not None else ():
+            book = named(CAST_SOURCE, name)
+            if book is not None:
+                candidates = candidates.with_extra(name, book.book.entries.values())
+                cast_books.append(book)
+        return GatheredLore(candidates, sources, found, missing, tuple(cast_books))
 
     def _memory_books(self, character: Character, chat: Chat) -> list[str]:
         """In manual mode, the chat's memory book and the character's own member book."""

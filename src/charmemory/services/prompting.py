@@ -18,6 +18,7 @@ from charmemory.core.chat_user import chat_user_name
 from charmemory.core.injection import Injection
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.model_settings import ModelSettings
+from charmemory.core.narrator.stamps import CastSnapshot
 from charmemory.core.prompt import GenerationPrompt, Persona, PromptRequest, build_prompt
 from charmemory.core.prompt.settings import SETTINGS as PROMPT_SETTINGS
 from charmemory.core.prompt.settings import prompt_settings
@@ -72,10 +73,12 @@ class PromptPreparer:
         *,
         kind: GenerationType = "normal",
         group: tuple[str, ...] = (),
+        cast: CastSnapshot | None = None,
     ) -> PreparedPrompt:
         """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply).
 
         In a group chat, ``group`` names every member and ``character`` is the speaker.
+        In a narrator chat, ``cast`` is the generation's snapshot of the active cast.
         """
         timings: dict[str, float] = {}
         started = time.perf_counter()
@@ -94,7 +97,7 @@ class PromptPreparer:
         )
         step = time.perf_counter()
         world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
-        lore = self._lore.gather(character, chat, world_info)
+        lore = self._lore.gather(character, chat, world_info, cast=cast)
         scores = await self._lore.vector_scores(
             lore, lore.candidates, _scan_text(request, world_info.scan_depth)
         )

@@ -13,6 +13,11 @@ written or none.
 messages, leaving the newest `books.auto_buffer` out; `catch_up` turns a long
 chat into consecutive scene memories, stopping at the first failure with what
 was saved kept.
+
+In a narrator chat the narrator service says where a scene goes (the omniscient
+book and the participants' books, from the replies' cast stamps); a range with
+unstamped replies needs its participants confirmed, so catch-up and automatic
+memories stop there and name it.
 """
 
 from __future__ import annotations
@@ -45,12 +50,14 @@ from charmemory.core.books.settings import BookSettings
 from charmemory.core.books.titles import TitleValues
 from charmemory.core.chat import editing
 from charmemory.core.chat_user import chat_user_name
+from charmemory.core.narrator.scenes import ConfirmationNeededError
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.chat import message_fingerprint
 from charmemory.formats.lorebook import Lorebook
 from charmemory.ports import ActivityRecorder, Character, ChatRef, LoadedChat
 from charmemory.services.book_profiles import ProfileService
 from charmemory.services.books import BookService
+from charmemory.services.narrator import NarratorService
 from charmemory.services.scene_writer import EntryWriter
 
 SCENE_CAUSE = "scene memory"
@@ -101,12 +108,14 @@ class SceneService:
         activity: ActivityRecorder,
         *,
         clock: Callable[[], datetime],
+        narrator: NarratorService | None = None,
     ):
         self._books = books
         self._profiles = profiles
         self._writer = writer
         self._activity = activity
         self._clock = clock
+        self._narrator = narrator
 
     # -- one scene ------------------------------------------------------------------------
 
@@ -124,9 +133,10 @@ class SceneService:
     ) -> ScenePlan:
         """Write the memory of ``scene_range`` without saving it.
 
-        ``book`` writes to that book alone; ``targets`` (from narrator mode) say the
-        books outright; otherwise the lorebook mode decides. ``participants`` confirm
-        who was in a multi-book scene (an empty list: every member).
+        ``book`` writes to that book alone; ``targets`` say the books outright;
+        otherwise narrator mode or the lorebook mode decides. ``participants`` confirm
+        who was in a multi-book scene (an empty list: every member of a group; nobody
+        of a narrator's cast, whose scenes take them only when a reply is unstamped).
         """
         character, loaded = self._books.chat(character_name, chat_id)
         settings = self._books.settings(character.name)
@@ -301,6 +311,8 @@ class SceneService:
             try:
                 plan = await self.prepare(character.name, scene_range, loaded.ref.id)
                 done = self.save(plan)
+            except ConfirmationNeededError as error:
+                return CatchUp(saved, ranges[position:], str(error))
             except CharMemoryError as error:
                 return CatchUp(saved, ranges[position:], f"messages {scene_range}: {error}")
             saved.append(done)
@@ -318,6 +330,16 @@ class SceneService:
         book: str | None,
         participants: Sequence[str] | None,
     ) -> tuple[SceneTargets, str | None]:
+        narrator = self._narrator
+        if narrator is not None and narrator.state_of(loaded.ref, loaded.chat).active:
+            if book is not None:
+                raise ConfigError(
+                    "narrator mode writes a scene to the omniscient book and the books of the "
+                    "cast present; --book is not used in a narrator chat"
+                )
+            narrated = narrator.scene_targets(loaded, scene, participants)
+            if narrated is not None:
+                return narrated, None
         if book is not None:
             return single_book(self._books.book(book).name), None
         settings: BookSettings = self._books.settings(character.name)

@@ -8,7 +8,7 @@ the default; model settings can also come from flags and `CHARMEMORY_*` variable
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,9 @@ from charmemory.ports import CharacterLibrary, SettingsRepository
 
 WORKSPACE = ""
 Overrides = Mapping[str, Any] | None
+# Asked before a setting changes: (name, new value or None when unset, character or None
+# for the workspace); raises a CharMemoryError to refuse the change.
+Guard = Callable[[str, Any, str | None], None]
 
 
 def character_scope(name: str) -> str:
@@ -75,6 +78,11 @@ class SettingsService:
         self._env = env or {}
         # Used when no provider is chosen: `local` where the embedded model is installed.
         self.default_provider = default_provider
+        self._guards: list[Guard] = []
+
+    def add_guard(self, guard: Guard) -> None:
+        """Have ``guard`` approve every change to a setting (another domain's rule)."""
+        self._guards.append(guard)
 
     # -- typed values for the other services --------------------------------------------
 
@@ -87,6 +95,10 @@ class SettingsService:
     def value(self, name: str, character: str | None = None) -> Any:
         setting = setting_named(name)
         return self._resolved(setting, character).value
+
+    def origin(self, name: str, character: str | None = None) -> str:
+        """Where a setting's value comes from: default, workspace or character."""
+        return self._resolved(setting_named(name), character).origin
 
     def model_in_force(
         self, overrides: Overrides = None, character: str | None = None
@@ -143,6 +155,7 @@ class SettingsService:
         setting = setting_named(name)
         value = parse_text(setting, text)
         scope, label = self._scope(setting, character, provider)
+        self._approve(setting, value, character)
         if value is None:
             self._store.delete(setting.name, scope=scope)
         else:
@@ -155,10 +168,18 @@ class SettingsService:
         """Forget a stored value, so the one below it (or the default) applies again."""
         setting = setting_named(name)
         scope, label = self._scope(setting, character, provider)
+        self._approve(setting, None, character)
         self._store.delete(setting.name, scope=scope)
         return Stored(setting.name, None, label)
 
     # -- internals --------------------------------------------------------------------------
+
+    def _approve(self, setting: Setting, value: Any, character: str | None) -> None:
+        if not self._guards:
+            return
+        name = self._character_name(character)
+        for guard in self._guards:
+            guard(setting.name, value, name)
 
     def _character_name(self, character: str | None) -> str | None:
         return None if character is None else self._library.character(character).name

@@ -95,7 +95,8 @@ past tense, in the order things happened."""
 GAP_NOTE = """\
 This book holds only what {{char}} witnessed: scenes {{char}} was not part of are \
 missing from it. Treat a jump in the story as a gap in {{char}}'s knowledge, never \
-as proof that nothing happened."""
+as proof that nothing happened, nor that {{char}} was absent or unaware, unless an \
+entry says so."""
 
 _MACRO = re.compile(r"\{\{\s*(char|user|group|tier|sources)\s*\}\}", re.IGNORECASE)
 

@@ -44,6 +44,7 @@ class GenerationRecord:
     message_index: int | None = None  # where the reply went in the chat
     error: str | None = None
     number: int = 0  # 1, 2, ... per chat, given when the record is kept
+    narrator_cast: list[str] | None = None  # a narrator chat's cast snapshot (member ids)
 
     def to_dict(self) -> dict[str, Any]:
         # Not dataclasses.asdict: its deep copy of a long prompt costs more than the turn.

@@ -13,6 +13,7 @@ from charmemory.core import (
 from charmemory.core.books import settings as book_settings
 from charmemory.core.chat import settings as chat_settings
 from charmemory.core.consolidation_prompt import DEFAULT_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
+from charmemory.core.narrator import settings as narrator_settings
 from charmemory.core.prompt import settings as prompt_settings
 from charmemory.core.settings.spec import Setting
 from charmemory.core.world_info import settings as world_info_settings
@@ -44,6 +45,7 @@ SETTINGS: dict[str, Setting] = {
         *chat_settings.SETTINGS,
         *server_settings.SETTINGS,
         *book_settings.SETTINGS,
+        *narrator_settings.SETTINGS,
     )
 }
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(setting.group for setting in SETTINGS.values()))
