@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.core.retrieval_settings import RetrievalSettings
+from charmemory.core.time_question import chat_day
 from charmemory.errors import NotFoundError
 from charmemory.ports import IndexStats, LoadedMemories, RetrievalRecord, SyncReport
 from charmemory.services.memory_access import Located, MemoryFileAccess
@@ -79,7 +80,9 @@ class MemorySearch:
         _, synced = await self.index(character, located.chat.id)
         loaded = self._access.library.load_chat(located.chat)
         messages = [m.active_text for m in loaded.chat.messages if not m.is_hidden]
-        retrieval = await self._retrieval.retrieve_for_chat(located.location.collection, messages)
+        retrieval = await self._retrieval.retrieve_for_chat(
+            located.location.collection, messages, now=chat_day(loaded.chat)
+        )
         return Injected(located, synced, retrieval)
 
     async def diagnose(self, character: str, chat: str | None = None) -> Diagnosis:

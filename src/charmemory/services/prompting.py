@@ -21,6 +21,7 @@ from charmemory.core.model_settings import ModelSettings
 from charmemory.core.prompt import GenerationPrompt, Persona, PromptRequest, build_prompt
 from charmemory.core.prompt.settings import SETTINGS as PROMPT_SETTINGS
 from charmemory.core.prompt.settings import prompt_settings
+from charmemory.core.time_question import chat_day
 from charmemory.core.world_info import GenerationType, prompt_messages
 from charmemory.core.world_info.settings import SETTINGS as WORLD_INFO_SETTINGS
 from charmemory.core.world_info.settings import world_info_settings
@@ -140,7 +141,7 @@ class PromptPreparer:
             await retrieval.sync_file(location.collection, loaded.file, loaded.memories)
             self._synced[location.file] = loaded.version.digest
         texts = [message.text for message in prompt_messages(chat, kind)]
-        return await retrieval.retrieve_for_chat(location.collection, texts)
+        return await retrieval.retrieve_for_chat(location.collection, texts, now=chat_day(chat))
 
 
 def _scan_text(request: PromptRequest, depth: int) -> str:
