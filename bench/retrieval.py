@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.labelled import Query, check_paraphrases, load_labelled
+from bench.results import write_section as write_results_section
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot, worth_scoring
 from charmemory.adapters.compute_thread import on_compute_thread
@@ -52,6 +53,7 @@ from charmemory.core.retrieval import (
     collection_name,
     dedupe_key,
     items_from_memory_file,
+    leading_words,
 )
 from charmemory.core.retrieval_settings import RetrievalSettings
 from charmemory.formats.memory_file import parse_memory_file
@@ -411,12 +413,16 @@ async def query_latency(
 async def searches(
     embedder: OnnxEmbedder, index: SqliteIndex, collection: str, queries: list[str]
 ) -> tuple[list[float], list[float]]:
-    """Per query, ms of its embedding and of hybrid search + fusion, as the service does them."""
+    """Per query, ms of its embedding and of hybrid search + fusion, as the service does them.
+
+    As the service does, only the query's first `query_vector_words` words are embedded.
+    """
     embedding: list[float] = []
     search: list[float] = []
+    words = RetrievalSettings().query_vector_words
     for query in queries:
         start = time.perf_counter()
-        vector = (await embedder.embed([query]))[0]
+        vector = (await embedder.embed([leading_words(query, words)]))[0]
         embedded = time.perf_counter()
         select(await index.search(collection, query, vector, POOL), DEFAULT_FUSION, top_k=5)
         embedding.append((embedded - start) * 1000)
@@ -655,6 +661,30 @@ def write_section(lines: list[str]) -> None:
     RESULTS.write_text(text, encoding="utf-8")
 
 
+async def latency(args: argparse.Namespace) -> list[str]:
+    """The latency part alone, with today's defaults: short and long queries in one run."""
+    load = os.getloadavg()
+    installed = ModelInstaller(progress=print).install(MINILM_L6_V2_INT8)
+    embedder = OnnxEmbedder(installed, intra_op_threads=args.threads)
+    _, files, queries = load_labelled()
+    sample = [q.text for q in queries if q.kind != "long chat"] * 2
+    long_sample = [q.text for q in queries if q.kind == "long chat"]
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = await scale(embedder, sample, long_sample, Path(tmp), args.sizes)
+    lines += ["", *query_lengths(embedder, files)]
+    return [
+        f"Run `PYTHONPATH=src .venv/bin/python bench/retrieval.py --latency-only`: "
+        f"{args.threads} onnxruntime threads, model {MINILM_L6_V2_INT8.name}, "
+        f"{len(sample) // 2} questions and short chat queries and {len(long_sample)} long chat "
+        f"queries; a query's vector is its first {RetrievalSettings().query_vector_words} words.",
+        "",
+        *lines,
+        "",
+        f"Load average (1 min) at start / end: {load[0]:.1f} / {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores shared with other work.",
+    ]
+
+
 async def run(args: argparse.Namespace) -> list[str]:
     load = os.getloadavg()
     installed = ModelInstaller(progress=print).install(MINILM_L6_V2_INT8)
@@ -780,10 +810,19 @@ def main() -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print instead of writing RESULTS.md"
     )
+    parser.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="measure latency alone; writes the `## Retrieval latency` section",
+    )
     args = parser.parse_args()
-    lines = asyncio.run(run(args))
+    lines = asyncio.run(latency(args) if args.latency_only else run(args))
     print("\n".join(lines))
-    if not args.dry_run:
+    if args.dry_run:
+        return
+    if args.latency_only:
+        write_results_section("Retrieval latency", lines)
+    else:
         write_section(lines)
 
 
