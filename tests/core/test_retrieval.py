@@ -122,3 +122,4 @@ def test_leading_words_keep_the_text_as_written() -> None:
 
     assert leading_words("  one two\nthree  four", 3) == "  one two\nthree"
     assert leading_words("one two", 5) == "one two"
+    assert leading_words("林小满在巷口 opened a shop", 4) == "林小满在"

@@ -32,10 +32,10 @@ import numpy as np
 
 from charmemory.adapters.russian_stemmer import russian_stem
 from charmemory.adapters.sqlite_db import transaction
+from charmemory.core.language import CJK
 
 _WORD = re.compile(r"[^\W_]+")
-# Han, kana and hangul: scripts whose words are not separated by spaces.
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_CJK_RUN = re.compile(f"[{CJK}]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _SEPARATOR = "\x00"
 _TOKEN = re.compile(r"[^\W_]+|\x00")  # words, and the separator between documents

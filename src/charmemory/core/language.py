@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+# Scripts whose words are not separated by spaces: kana, Han, hangul (a regex class body).
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _WORD = re.compile(r"[A-Za-z']+")

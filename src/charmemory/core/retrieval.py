@@ -25,12 +25,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from charmemory.core.chunking import ChunkSettings, chunks_of
+from charmemory.core.language import CJK
 from charmemory.formats.memory_file import MemoryBlock, MemoryFile, list_bullets
 
 _TOPIC_TAG = re.compile(r"^\[(.+)\]$", re.DOTALL)
 _NEWLINES = re.compile(r"\n+")
 _NOT_WORD = re.compile(r"[\W_]+")
-_WORDS = re.compile(r"\S+")
+# A word, or one character of a script written without spaces (Chinese, Japanese, Korean).
+_WORDS = re.compile(f"[{CJK}]|[^\\s{CJK}]+")
 _CHARACTER = "char:"
 _CHAT = "/chat:"
 _CHUNKS = "/chunks"
@@ -228,7 +230,7 @@ def build_query(messages: Sequence[str], count: int = 2) -> str:
 
 
 def leading_words(text: str, count: int) -> str:
-    """``text`` up to its ``count``-th word (whitespace-separated), as written."""
+    """``text`` up to its ``count``-th word, as written; a CJK character counts as a word."""
     for number, word in enumerate(_WORDS.finditer(text), start=1):
         if number == count:
             return text[: word.end()]
