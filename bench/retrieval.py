@@ -32,9 +32,14 @@ from bench.results import write_section as write_results_section
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot, worth_scoring
 from charmemory.adapters.compute_thread import on_compute_thread
+from charmemory.adapters.embed_e5 import E5Embedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.migrations import MIGRATIONS
-from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
+from charmemory.adapters.model_install import (
+    MINILM_L6_V2_INT8,
+    ModelInstaller,
+    ModelNotInstalledError,
+)
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.sqlite_db import migrate
 from charmemory.adapters.sqlite_index import SqliteIndex, item_key
@@ -48,6 +53,7 @@ from charmemory.core.fusion import (
     select,
 )
 from charmemory.core.retrieval import (
+    Collection,
     EmbeddingContext,
     MemoryItem,
     collection_name,
@@ -167,7 +173,7 @@ async def candidates_per_query(
         index, embedder, SqliteRetrievalLog(conn), RetrievalSettings(context=context)
     )
     for name, pool in items.items():
-        await service.sync(f"char:{name}", pool)
+        await service.sync(Collection(f"char:{name}", name), pool)
     vectors = await embedder.embed([query.text for query in queries])
     return [
         await index.search(f"char:{query.character}", query.text, vector, POOL)
@@ -234,8 +240,8 @@ async def injected_characters(
     per_chunk = RetrievalService(SqliteIndex(conn, embedder), embedder, log, chunked)
     for name, text in files.items():
         memory = parse_memory_file(text)
-        await per_bullet.sync_file(f"char:{name}", f"{name}.md", memory)
-        await per_chunk.sync_file(collection_name(name, chunks=True), f"{name}.md", memory)
+        await per_bullet.sync_file(Collection(f"char:{name}", name), f"{name}.md", memory)
+        await per_chunk.sync_file(chunk_collection(name), f"{name}.md", memory)
     by_id = {item.id: item for pool in items.values() for item in pool}
     rows = []
     for label, service, chunks in (
@@ -244,7 +250,11 @@ async def injected_characters(
     ):
         sizes, found = [], []
         for query in queries:
-            collection = collection_name(query.character, chunks=chunks)
+            collection = (
+                chunk_collection(query.character)
+                if chunks
+                else Collection(collection_name(query.character), query.character)
+            )
             retrieval = await service.retrieve(collection, query.text)
             sizes.append(len(retrieval.injection.text))
             text = retrieval.injection.text
@@ -254,7 +264,7 @@ async def injected_characters(
             f"| {label} | {statistics.mean(sizes):.0f} | {max(sizes)} | "
             f"{statistics.mean(found):.3f} |"
         )
-    counts = {name: (await per_chunk.stats(collection_name(name, chunks=True))) for name in files}
+    counts = {name: (await per_chunk.stats(chunk_collection(name))) for name in files}
     return [
         "| injection | characters per query (mean) | max | answers injected |",
         "|---|---|---|---|",
@@ -271,7 +281,13 @@ async def injected_characters(
     ]
 
 
+def chunk_collection(character: str) -> Collection:
+    return Collection(collection_name(character, chunks=True), character, chunks=True)
+
+
 # ---- scale ---------------------------------------------------------------------
+
+BENCH_COLLECTION = Collection("bench")
 
 NAMES = ["Seraphina", "Elara", "Kael", "Mira", "Juno", "Tesk", "Lina", "Hollis", "Varric", "Pia"]
 VERBS = [
@@ -550,7 +566,7 @@ async def scale(
         text = synthetic_file(size)
         items = items_from_memory_file("bench", "bench.md", parse_memory_file(text))
         start = time.perf_counter()
-        await service.sync("bench", items)
+        await service.sync(BENCH_COLLECTION, items)
         build = size / (time.perf_counter() - start)
         stemmer = Stemmer(conn)
         ranked = rankers(conn, "bench")
@@ -626,7 +642,7 @@ async def edit_cost(
     reading = time.perf_counter()
     items = items_from_memory_file("bench", "bench.md", parse_memory_file(edited))
     parsed = time.perf_counter()
-    report = await service.sync("bench", items)
+    report = await service.sync(BENCH_COLLECTION, items)
     synced = (time.perf_counter() - parsed) * 1000
     vector = (await counting.inner.embed([query]))[0]
     start = time.perf_counter()
@@ -661,6 +677,38 @@ def write_section(lines: list[str]) -> None:
     RESULTS.write_text(text, encoding="utf-8")
 
 
+def multilingual_queries() -> list[str]:
+    """Query embedding time of the multilingual model on the Chinese and Russian queries."""
+    try:
+        embedder = E5Embedder()
+    except ModelNotInstalledError:
+        return ["multilingual-e5-small is not installed: its query times are not measured."]
+    words = RetrievalSettings().query_vector_words
+    rows = [
+        "Query embedding with multilingual-e5-small (numpy, 4-bit weights expanded to "
+        f"float32), the Chinese and Russian labelled queries cut to {words} words as the "
+        "service does (a CJK character counts as a word), each twice:",
+        "",
+        "| queries | n | embedding p50 / p95 ms |",
+        "|---|---|---|",
+    ]
+    for language in ("zh", "ru"):
+        _, _, queries = load_labelled(language)
+        for label, chosen in (
+            ("questions and short chats", [q for q in queries if q.kind != "long chat"]),
+            ("long chats", [q for q in queries if q.kind == "long chat"]),
+        ):
+            texts = [leading_words(q.text, words) for q in chosen]
+            embedder.embed_blocking(texts[:1])
+            times = []
+            for text in texts * 2:
+                start = time.perf_counter()
+                embedder.embed_blocking([text])
+                times.append((time.perf_counter() - start) * 1000)
+            rows.append(f"| {language} {label} | {len(chosen)} | {spread(times)} |")
+    return rows
+
+
 async def latency(args: argparse.Namespace) -> list[str]:
     """The latency part alone, with today's defaults: short and long queries in one run."""
     load = os.getloadavg()
@@ -671,7 +719,7 @@ async def latency(args: argparse.Namespace) -> list[str]:
     long_sample = [q.text for q in queries if q.kind == "long chat"]
     with tempfile.TemporaryDirectory() as tmp:
         lines = await scale(embedder, sample, long_sample, Path(tmp), args.sizes)
-    lines += ["", *query_lengths(embedder, files)]
+    lines += ["", *query_lengths(embedder, files), "", *multilingual_queries()]
     return [
         f"Run `PYTHONPATH=src .venv/bin/python bench/retrieval.py --latency-only`: "
         f"{args.threads} onnxruntime threads, model {MINILM_L6_V2_INT8.name}, "

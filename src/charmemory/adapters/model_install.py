@@ -266,10 +266,6 @@ MODELS: dict[str, ModelSpec] = {
         QWEN25_CODER_1_5B,
     )
 }
-#: Local embedding models, by name.
-LOCAL_EMBEDDERS: dict[str, ModelSpec] = {
-    spec.name: spec for spec in (MINILM_L6_V2_INT8, MULTILINGUAL_E5_SMALL_Q4)
-}
 #: Chat models for the embedded `local` provider, each a single GGUF file (LLM_FILE).
 LOCAL_LLMS: dict[str, ModelSpec] = {
     spec.name: spec for spec in (QWEN25_CODER_0_5B, QWEN25_CODER_1_5B)

@@ -136,11 +136,6 @@ class Days:
         low, high = (self.first.month, self.first.day), (self.last.month, self.last.day)
         return low <= key <= high if low <= high else key >= low or key <= high
 
-    def shifted(self, first: int, last: int) -> Days:
-        return Days(
-            self.first + timedelta(days=first), self.last + timedelta(days=last), self.any_year
-        )
-
 
 @dataclass(frozen=True)
 class TimeQuestion:
@@ -157,10 +152,6 @@ class TimeQuestion:
     anchor: str | None = None
     offset: tuple[int, int | None] = (0, 0)
     order: Order | None = None
-
-    @property
-    def asks_days(self) -> bool:
-        return self.days is not None or self.anchor is not None
 
     def days_from(self, anchor_day: date) -> Days:
         """The days asked about, counted from the day the anchor happened."""
