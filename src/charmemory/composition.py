@@ -17,15 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from charmemory.adapters.activity_log import ActivityLog
+from charmemory.adapters.books.files import BookFiles
+from charmemory.adapters.books.profiles import ProfileStore
+from charmemory.adapters.books.transactions import BookTransactions
 from charmemory.adapters.consolidation_previews import PreviewStore
 from charmemory.adapters.embed_e5 import E5Embedder
 from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.extraction_state import ExtractionState
+from charmemory.adapters.failures import explained
 from charmemory.adapters.generation_log import SqliteGenerationLog
+from charmemory.adapters.input_files import read_input_text
 from charmemory.adapters.library import Library
 from charmemory.adapters.llm.embedded import local_llm_ready
 from charmemory.adapters.llm.factory import build_chat_model
+from charmemory.adapters.llm.relay import ModelRelay, OpenAIRelay
 from charmemory.adapters.llm.token_count import token_counter
 from charmemory.adapters.lorebooks import Lorebooks
 from charmemory.adapters.memory_files import MemoryFiles
@@ -42,27 +48,44 @@ from charmemory.adapters.model_install import (
 )
 from charmemory.adapters.prompt_store import PromptStore
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.secrets import SECRETS_FILE_NAME, ApiKeys, SecretsFile
+from charmemory.adapters.secrets import API_KEY_ENV, SECRETS_FILE_NAME, ApiKeys, SecretsFile
+from charmemory.adapters.server_token import TOKEN_FILE_NAME, ServerTokenFile
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.sqlite_index import SqliteIndex
+from charmemory.adapters.state_database import StateDatabaseFile
 from charmemory.adapters.workspace import Workspace, workspace_dir_from_env
+from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
-from charmemory.errors import ConfigError
-from charmemory.ports import ChatModel, Embedder, TokenCounter
+from charmemory.core.redaction import Redactor
+from charmemory.errors import CharMemoryError, ConfigError
+from charmemory.ports import ChatModel, CompletionRelay, Embedder, TokenCounter
+from charmemory.services.book_branching import BookBranching
+from charmemory.services.book_consolidation import BookConsolidation
+from charmemory.services.book_entries import BookEntries
+from charmemory.services.book_profiles import ProfileService
+from charmemory.services.books import BookService
 from charmemory.services.chat import ChatService
 from charmemory.services.chat_commands import ChatCommands
+from charmemory.services.chat_recording import ChatRecorder
+from charmemory.services.chat_watch import ChatWatcher
 from charmemory.services.consolidation import ConsolidationService
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.extraction_admin import ExtractionAdmin
+from charmemory.services.group_chat import GroupChatService
 from charmemory.services.lore import LoreGatherer
+from charmemory.services.lorebook_editing import LorebookEditor
 from charmemory.services.memory_access import MemoryFileAccess, MemoryLocator, index_follower
+from charmemory.services.memory_endpoint import MemoryEndpoint
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
 from charmemory.services.memory_search import MemorySearch
 from charmemory.services.prompting import PromptPreparer
 from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
+from charmemory.services.repair import AfterRebuild, RepairService
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.scene_writer import EntryWriter
+from charmemory.services.scenes import SceneService
 from charmemory.services.settings import SettingsService
 
 EMBEDDER_URLS = {"openai": "https://api.openai.com/v1", "ollama": "http://127.0.0.1:11434"}
@@ -102,12 +125,24 @@ class App:
     def close(self) -> None:
         self.workspace.close()
 
+    def redact(self, text: str) -> str:
+        """`text` without any API key this workspace knows, or anything shaped like one."""
+        try:
+            return self.keys.redact(text)
+        except (CharMemoryError, OSError):  # a damaged secrets file: the environment's key
+            return redact_without_workspace(text, self._env)
+
     # -- repositories -------------------------------------------------------------------
 
     @cached_property
     def keys(self) -> ApiKeys:
         ws = self.workspace
         return ApiKeys(SecretsFile(ws.state_dir / SECRETS_FILE_NAME, ws.locks), self._env)
+
+    @cached_property
+    def server_token(self) -> ServerTokenFile:
+        """The access token `serve --new-token` generated, if any."""
+        return ServerTokenFile(self.workspace.state_dir / TOKEN_FILE_NAME)
 
     @cached_property
     def activity(self) -> ActivityLog:
@@ -143,7 +178,10 @@ class App:
 
     @cached_property
     def providers(self) -> ProviderService:
-        return ProviderService(self.settings, self.keys, self.activity, build_chat_model)
+        def build(settings: ModelSettings, api_key: str | None) -> ChatModel:
+            return build_chat_model(settings, api_key, redact=self.keys.redact)
+
+        return ProviderService(self.settings, self.keys, self.activity, build)
 
     @cached_property
     def retrieval(self) -> RetrievalService:
@@ -153,7 +191,7 @@ class App:
         return RetrievalService(
             SqliteIndex(self.workspace.db, embedder),
             embedder,
-            SqliteRetrievalLog(self.workspace.db),
+            SqliteRetrievalLog(self.workspace.db, redact=self.keys.redact),
             self.settings.retrieval,
             multilingual=_EmbedderOnFirstUse(multilingual=True) if local else None,
             multilingual_by_default=local and model_installed(MULTILINGUAL_E5_SMALL_Q4),
@@ -174,7 +212,9 @@ class App:
         if kind == "ollama":
             return OllamaEmbedder(url, model)
         # An OpenAI-compatible server takes the key stored for the `openai` provider, if any.
-        return OpenAIEmbedder(url, model, api_key=self.keys.lookup("openai").value)
+        return OpenAIEmbedder(
+            url, model, api_key=self.keys.lookup("openai").value, redact=self.keys.redact
+        )
 
     @cached_property
     def locator(self) -> MemoryLocator:
@@ -203,6 +243,10 @@ class App:
             log=self.activity,
             retrieval=lambda: self.retrieval if self._index_available() else None,
             clock=self._clock,
+            redact=self.keys.redact,
+            context_size=lambda character: int(
+                self.settings.model_in_force(self._overrides, character)["context_size"].value
+            ),
         )
 
     def _extraction_model(self, character: str) -> ChatModel:
@@ -227,42 +271,103 @@ class App:
         return self._index_for_extraction
 
     @cached_property
+    def chat_watcher(self) -> ChatWatcher:
+        return ChatWatcher(self.library, self.extraction, self.activity)
+
+    @cached_property
     def extraction_admin(self) -> ExtractionAdmin:
-        return ExtractionAdmin(self.extraction, self.memory_access, self._extraction_state)
+        return ExtractionAdmin(
+            self.extraction, self.memory_access, self._extraction_state, log=self.activity
+        )
 
     @cached_property
     def memories(self) -> MemoryManager:
-        return MemoryManager(self.memory_access, self.settings, clock=self._clock)
+        return MemoryManager(
+            self.memory_access, self.settings, clock=self._clock, log=self.activity
+        )
 
     @cached_property
     def history(self) -> MemoryHistoryService:
         return MemoryHistoryService(
             self.memory_access,
             after_undo=lambda restoration: self.extraction_admin.after_undo(restoration),
+            log=self.activity,
         )
 
     @cached_property
-    def chat(self) -> ChatService:
-        """Chats with the character's model, its memories and its lorebooks."""
+    def _prompt_preparer(self) -> PromptPreparer:
         retrieval = lambda: self.retrieval if self._index_available() else None  # noqa: E731
-        preparer = PromptPreparer(
+        return PromptPreparer(
             self.settings,
             self._memory_files,
-            LoreGatherer(Lorebooks(self.workspace), self.settings, retrieval),
+            LoreGatherer(self._lorebooks, self.settings, retrieval),
             retrieval,
             self._token_counter,
             clock=self._clock,
         )
+
+    @cached_property
+    def _lorebooks(self) -> Lorebooks:
+        return Lorebooks(self.workspace)
+
+    @cached_property
+    def lorebooks(self) -> LorebookEditor:
+        return LorebookEditor(self._lorebooks)
+
+    @cached_property
+    def _generation_log(self) -> SqliteGenerationLog:
+        return SqliteGenerationLog(self.workspace.db)
+
+    @cached_property
+    def chat(self) -> ChatService:
+        """Chats with the character's model, its memories and its lorebooks."""
         return ChatService(
             self.locator,
-            preparer,
-            SqliteGenerationLog(self.workspace.db),
+            self._prompt_preparer,
+            self._generation_log,
             self.settings,
             self.extraction,
             self.activity,
             model_for=self._chat_model_for,
             clock=self._clock,
+            after_reply=lambda ref, lock: self.scenes.after_reply(ref, lock),
+            after_branch=lambda parent, name: self.book_branching.after_branch(parent, name),
         )
+
+    @cached_property
+    def group_chat(self) -> GroupChatService:
+        """Group chats: each member's turn is a chat turn with its own card and memories."""
+        return GroupChatService(
+            self.library, self.chat, self._prompt_preparer, self.activity, clock=self._clock
+        )
+
+    @cached_property
+    def memory_endpoint(self) -> MemoryEndpoint:
+        """The OpenAI-compatible endpoint: a frontend's requests, recorded and remembered."""
+        recorder = ChatRecorder(
+            self.library, self.chat, self._prompt_preparer, self.activity, clock=self._clock
+        )
+        return MemoryEndpoint(
+            self.library,
+            self.locator,
+            self.settings,
+            self.chat,
+            self._prompt_preparer,
+            recorder,
+            self._generation_log,
+            self.activity,
+            relay_for=self._relay_for,
+            clock=self._clock,
+        )
+
+    def _relay_for(self, character: str | None) -> CompletionRelay:
+        """The provider the memory endpoint forwards to (the character's, if it has one)."""
+        settings = self.settings.model(self._overrides, character, require_model=False)
+        if self._chat_model is not None:
+            return ModelRelay(self._chat_model(), settings)
+        if settings.preset.dialect == "openai":
+            return OpenAIRelay(settings, self.keys.lookup(settings.provider).value)
+        return ModelRelay(self.providers.chat_model(self._overrides, character=character), settings)
 
     @cached_property
     def chat_commands(self) -> ChatCommands:
@@ -281,6 +386,17 @@ class App:
         return self._counter
 
     @cached_property
+    def repair(self) -> RepairService:
+        """Rebuilds the state database; nothing that opens it is built before it is sound."""
+        return RepairService(
+            StateDatabaseFile(self.workspace),
+            self.library,
+            after_rebuild=lambda: AfterRebuild(
+                self._memory_files, self._extraction_state, self.locator, self.activity
+            ),
+        )
+
+    @cached_property
     def consolidation(self) -> ConsolidationService:
         """Consolidation with the configured model (built on the first call to it)."""
         return ConsolidationService(
@@ -290,7 +406,76 @@ class App:
             self.settings,
             model=self._chat_model or (lambda: self.providers.chat_model(self._overrides)),
             log=self.activity,
+            redact=self.keys.redact,
         )
+
+    # -- memory books ---------------------------------------------------------------------
+
+    @cached_property
+    def _book_files(self) -> BookFiles:
+        return BookFiles(self.workspace)
+
+    @cached_property
+    def books(self) -> BookService:
+        """Memory books: listed, bound to chats, versioned; written all together or not at all."""
+        transactions = BookTransactions(
+            self.workspace, self._book_files, self.library.load_chat, clock=self._clock
+        )
+        return BookService(
+            self._book_files, transactions, self.library, self.settings, self.activity
+        )
+
+    @cached_property
+    def book_profiles(self) -> ProfileService:
+        return ProfileService(ProfileStore(self.workspace.db))
+
+    @cached_property
+    def _entry_writer(self) -> EntryWriter:
+        return EntryWriter(self.settings, self.prompts, self._book_model)
+
+    def _book_model(self, character: str, overrides: Mapping[str, Any]) -> ChatModel:
+        """A profile's model: its own connection, else the character's chat model."""
+        if self._chat_model is not None:
+            return self._chat_model()
+        return self.providers.chat_model({**overrides, **self._overrides}, character=character)
+
+    @cached_property
+    def scenes(self) -> SceneService:
+        return SceneService(
+            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
+        )
+
+    @cached_property
+    def book_entries(self) -> BookEntries:
+        return BookEntries(
+            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
+        )
+
+    @cached_property
+    def book_consolidation(self) -> BookConsolidation:
+        return BookConsolidation(self.books, self.book_profiles, self._entry_writer, self.activity)
+
+    @cached_property
+    def book_branching(self) -> BookBranching:
+        return BookBranching(self.books, self.activity, clock=self._clock)
+
+
+# -- what any command may need before (or without) a workspace --------------------------------
+
+
+def redact_without_workspace(text: str, env: Mapping[str, str] | None = None) -> str:
+    """`text` without the environment's API key or anything shaped like a key."""
+    return Redactor([(os.environ if env is None else env).get(API_KEY_ENV, "").strip()])(text)
+
+
+def explain_failure(error: BaseException, app: App | None = None) -> CharMemoryError | None:
+    """One line for what the filesystem or `app`'s database raised (None: a defect)."""
+    return explained(error, app.workspace.database_path if app is not None else None)
+
+
+def read_text_file(path: Path) -> str:
+    """A UTF-8 text file a person named, or one line on why it cannot be read."""
+    return read_input_text(path)
 
 
 # -- opening workspaces ---------------------------------------------------------------------

@@ -49,3 +49,21 @@ class ConfigError(CharMemoryError):
 
 class ContextTooSmallError(CharMemoryError):
     """The prompt's fixed parts do not fit the context size less the response length."""
+
+
+class DamagedDatabaseError(CharMemoryError):
+    """The workspace's own database cannot be read; `charmemory repair` rebuilds it."""
+
+
+class ResponseBudgetError(CharMemoryError):
+    """The response budget (max tokens) ran out before the model wrote any answer."""
+
+
+class StaleVersionError(ConflictError):
+    """A change was asked of a version that is no longer current (a stale `If-Match`)."""
+
+
+class UpstreamError(CharMemoryError):
+    """The LLM provider refused or failed a request; `status` is its HTTP status, if any."""
+
+    status: int | None = None

@@ -1,6 +1,7 @@
 import os
 import random
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -52,6 +53,35 @@ def test_update_refused_after_outside_edit(tmp_path: Path, locks: FileLocks) -> 
         write_atomic(target, b"v2", expected=seen, locks=locks)
     assert target.read_bytes() == b"v1 edited in an editor"
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_the_data_is_on_disk_before_the_rename_and_the_rename_after_it(
+    tmp_path: Path, locks: FileLocks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """File fsync, rename, folder fsync: any other order can lose the file in a crash."""
+    target = tmp_path / "a.md"
+    target.write_bytes(b"old")
+    steps: list[tuple[str, int]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        steps.append(("fsync folder" if stat.S_ISDIR(info.st_mode) else "fsync file", info.st_ino))
+        real_fsync(fd)
+
+    def replace(source: str | Path, destination: str | Path) -> None:
+        steps.append((f"rename to {Path(destination).name}", Path(source).stat().st_ino))
+        real_replace(source, destination)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    write_atomic(target, b"new", expected=read_versioned(target).version, locks=locks)
+
+    assert [step for step, _ in steps] == ["fsync file", "rename to a.md", "fsync folder"]
+    written = target.stat().st_ino
+    assert steps[0][1] == steps[1][1] == written  # the file fsynced is the one renamed
+    assert steps[2][1] == tmp_path.stat().st_ino  # and the folder is the target's
+    assert target.read_bytes() == b"new"
 
 
 def test_delete_checks_version(tmp_path: Path, locks: FileLocks) -> None:

@@ -4,7 +4,10 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.atomic_file import FileLocks
+from charmemory.adapters.migrations import MIGRATIONS
+from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.secrets import API_KEY_ENV, ApiKeys, KeyLookup, Redactor, SecretsFile
+from charmemory.adapters.sqlite_db import connect
 from charmemory.errors import ConfigError
 
 KEY = "sk-or-v1-0123456789abcdef"
@@ -88,3 +91,25 @@ def test_redactor_scrubs_known_keys_and_bearer_credentials(secrets: SecretsFile)
     text = f"echo {KEY} and env-key-999999; Authorization: Bearer unknown-token-abcdef"
     assert keys.redact(text) == ("echo [redacted] and [redacted]; Authorization: Bearer [redacted]")
     assert Redactor(["abc", "abcdef"])("xabcdefx abc") == "x[redacted]x [redacted]"
+
+
+def test_every_key_stored_or_in_the_environment_is_redacted_every_time(
+    secrets: SecretsFile,
+) -> None:
+    # Keys without a known prefix, so only knowing them can remove them.
+    stored = {"openrouter": "orkey0123456789abcdef", "mistral": "mistralkey9876543210"}
+    for provider, key in stored.items():
+        secrets.set(provider, key)
+    from_env = "envkey5566778899aabb"
+    keys = ApiKeys(secrets, {API_KEY_ENV: from_env})
+    text = " | ".join([*stored.values(), from_env] * 3)
+    shown = keys.redact(text)
+    assert shown == " | ".join(["[redacted]"] * 9)
+
+
+async def test_the_retrieval_log_keeps_no_key(tmp_path: Path) -> None:
+    log = SqliteRetrievalLog(connect(tmp_path / "state.db", MIGRATIONS), redact=Redactor([KEY]))
+    await log.record("char:Mira", f"my key is {KEY}", {}, [{"text": KEY}], f"- {KEY}")
+    record = await log.last("char:Mira")
+    assert record is not None
+    assert KEY not in f"{record.query} {record.candidates} {record.injected}"

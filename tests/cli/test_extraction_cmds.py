@@ -59,6 +59,8 @@ def test_dry_run_prints_the_prompt_and_calls_nothing(
 def test_forced_range_needs_force_and_pin_needs_no_model(
     ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    assert run(["extract", CHARACTER, "--up-to", "5"]) == 0
     assert run(["extract", CHARACTER, "--range", "0-3"]) == 2
     assert "--force" in capsys.readouterr().err
     assert run(["pin", CHARACTER, "Mira's ship is the Kestrel.\n- Alex is from Cinderfall."]) == 0

@@ -113,6 +113,22 @@ def test_providers_lists_presets_without_keys(configured: Cli) -> None:
     assert KEY not in out
 
 
+def test_providers_shows_each_providers_configured_base_url(
+    configured: Cli, llm_server: ScriptedLLMServer
+) -> None:
+    own = "http://127.0.0.1:9/v1"
+    assert configured("settings", "set", "model.base_url", own, "--provider", "groq")[0] == 0
+    code, out, _ = configured("providers")
+    assert code == 0
+    lines = {
+        line.split()[1] if line.startswith("*") else line.split()[0]: line
+        for line in out.splitlines()
+    }
+    assert llm_server.base_url in lines["openrouter"] and "openrouter.ai" not in lines["openrouter"]
+    assert own in lines["groq"] and "api.groq.com" not in lines["groq"]
+    assert "https://api.openai.com/v1" in lines["openai"]  # not configured: the preset's
+
+
 def row_of(out: str, name: str) -> str:
     return next(line for line in out.splitlines() if line.startswith(name + " "))
 
@@ -289,3 +305,28 @@ def test_a_key_never_leaks(
     assert any("llm.test" in row for row in tables)
     produced = "\n".join([*configured.seen, caplog.text, *tables])
     assert KEY not in produced and ENV_KEY not in produced
+
+
+def test_no_part_of_any_configured_key_leaks_from_a_long_error(
+    configured: Cli, ws: str, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Keys with no known prefix: only knowing every configured key can remove them.
+    other = "q7w8e9r0t1y2u3i4o5p6a7s8"
+    env_key = "z9x8c7v6b5n4m3l2k1j0h9g8"
+    assert configured("secrets", "set", "mistral", stdin=other + "\n")[0] == 0
+    monkeypatch.setenv("CHARMEMORY_API_KEY", env_key)
+    keys = (KEY, other, env_key)
+    for at in (270, 285):  # each key sits across the 300-character cut once
+        body = "x" * at + " keys " + " ".join(keys) + " " + " ".join(reversed(keys))
+        llm_server.reply(500, body=body)
+        llm_server.reply(500, json={"error": {"message": body}})
+    results = [configured("test-model"), configured("models")] * 2
+    assert [code for code, _, _ in results] == [2, 2, 2, 2]
+
+    conn = sqlite3.connect(Path(ws) / "charmemory" / "state.db")
+    logged = [" ".join(map(str, tuple(row))) for row in conn.execute("SELECT * FROM activity")]
+    conn.close()
+    produced = "\n".join([*configured.seen, *logged])
+    assert "xxxx" in produced  # the error text did reach the terminal and the log
+    for key in keys:
+        assert not any(key[:n] in produced for n in range(6, len(key) + 1)), key

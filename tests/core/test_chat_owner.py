@@ -324,7 +324,8 @@ def test_the_unused_placeholder_is_never_taken_for_a_name() -> None:
 def test_a_group_chat_is_refused_with_what_to_pass(path: PurePosixPath, reason: str) -> None:
     assert refusal(fixture_chat(GROUP), path) == (
         f"{GROUP}: this is a SillyTavern group chat ({reason}); a group chat has no single "
-        "owner: pass --character NAME to import it as that character's chat"
+        "owner: pass --group GROUP to import it into a group, or --character NAME to import "
+        "it as that character's chat"
     )
 
 
@@ -339,8 +340,8 @@ def test_a_group_chat_without_a_header_line_is_refused() -> None:
 def test_a_renamed_group_chat_is_told_by_its_several_speakers() -> None:
     assert refusal(fixture_chat(GROUP), DOWNLOADS / "Campfire.jsonl") == (
         "Campfire.jsonl: its messages are by several characters ('Seraphina', 'Mira'), as in "
-        "a group chat; a group chat has no single owner: pass --character NAME to import it as "
-        "that character's chat"
+        "a group chat; a group chat has no single owner: pass --group GROUP to import it into "
+        "a group, or --character NAME to import it as that character's chat"
     )
 
 

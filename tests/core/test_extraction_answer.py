@@ -13,6 +13,7 @@ from charmemory.core.extraction_answer import (
     TOO_LONG,
     TRUNCATED,
     ParsedAnswer,
+    answer_in_reasoning,
     merge_blocks,
     parse_answer,
 )
@@ -354,3 +355,39 @@ def test_any_answer_yields_safe_single_line_bullets_within_the_cap(
         assert "\n" not in bullet
         assert not MEMORY_TAG.search(bullet)
     assert not (parsed.nothing_new and parsed.blocks)
+
+
+@pytest.mark.parametrize(
+    ("reasoning", "answer"),
+    [
+        (
+            "The chat says Mira lost her ship. Draft:\n<memory>\n- Mira lost a ship.\n</memory>\n"
+            "Better with the name.\n\n<memory>\n- Mira lost the Kestrel.\n\n- Alex saw it.\n"
+            "</memory>\n",
+            "<memory>\n- Mira lost the Kestrel.\n\n- Alex saw it.\n</memory>",
+        ),
+        ("Only small talk here.\nNO_NEW_MEMORIES", "NO_NEW_MEMORIES"),
+        ("Nothing worth keeping, so:\n**NO_NEW_MEMORIES**\n", "NO_NEW_MEMORIES"),
+    ],
+)
+def test_an_answer_that_ends_the_reasoning_is_found(reasoning: str, answer: str) -> None:
+    assert answer_in_reasoning(reasoning) == answer
+
+
+@pytest.mark.parametrize(
+    "reasoning",
+    [
+        "",
+        "Let me think about what Mira would remember.",
+        # A draft followed by more thinking.
+        "<memory>\n- Mira lost the Kestrel.\n</memory>\nHmm, is that new? Let me check.",
+        # Unclosed, or not a block of bullets.
+        "<memory>\n- Mira lost the Kestrel.\n",
+        "<memory>\n- Mira lost the Kestrel.\nAlso Alex was there.\n</memory>",
+        "<memory>\n</memory>",
+        "I could write <memory>\n- Mira lost the Kestrel.\n</memory>",
+        "Maybe NO_NEW_MEMORIES, but the ship matters.",
+    ],
+)
+def test_drafts_in_the_reasoning_are_never_an_answer(reasoning: str) -> None:
+    assert answer_in_reasoning(reasoning) is None

@@ -6,6 +6,7 @@ from charmemory.core.extraction_prompt import (
     NO_MEMORIES,
     PromptValues,
     check_template,
+    point_of_view,
     render_prompt,
 )
 from charmemory.core.message_cleaning import TAG_LOOKALIKE
@@ -57,6 +58,20 @@ def test_the_default_prompt_asks_for_what_the_product_promises() -> None:
     assert 'Answer with one <memory> block of "- " bullets' in system
 
 
+def test_a_solo_chat_adds_no_point_of_view() -> None:
+    assert point_of_view("Seraphina", "Alex", None) == ""
+    system = rendered()[0][1]
+    assert "specific and short.\n\nYou receive three sections" in system
+
+
+def test_a_group_member_writes_from_its_own_point_of_view() -> None:
+    text = point_of_view("Mira", "Alex", ("Seraphina", "Mira", "Abel"))
+    system = rendered(char="Mira", point_of_view=text)[0][1]
+    assert "short. This is a group chat: Mira shares it with Seraphina, Abel, Alex," in system
+    assert "from Mira's point of view" in system
+    assert "What the others said or did is theirs, never Mira's" in system
+
+
 def test_the_bullet_cap_follows_the_setting() -> None:
     system, user = (content for _, content in rendered(max_bullets=3))
     assert "At most 3 bullets" in system
@@ -87,6 +102,21 @@ def test_unknown_and_missing_placeholders_are_reported() -> None:
     assert any(w.startswith("{{charCard}} is missing") for w in warnings)
     assert any(w.startswith("{{existingMemories}} is missing") for w in warnings)
     assert any(w.startswith("{{maxBullets}} is missing") for w in warnings)
+
+
+def test_a_prompt_written_for_the_charmemory_extension_works_unchanged() -> None:
+    # The extension's own placeholders, and SillyTavern's macro names for the same values.
+    extension_prompt = (
+        "Character name: {{charName}}\n===== CARD =====\n{{charCard}}\n"
+        "===== EXISTING =====\n{{existingMemories}}\n===== RECENT =====\n{{recentMessages}}\n"
+        "Write what {{char}} remembers about {{ userName }} ({{user}})."
+    )
+    assert not [w for w in check_template(extension_prompt) if w.startswith("unknown")]
+    [(role, content)] = rendered(extension_prompt)
+    assert role == "user"
+    assert content.startswith("Character name: Seraphina\n")
+    assert "Write what Seraphina remembers about Alex (Alex)." in content
+    assert "{{" not in content
 
 
 def test_a_template_without_the_chat_cannot_be_used() -> None:

@@ -2,7 +2,13 @@ import re
 
 import pytest
 
-from charmemory.core.naming import checked_file_name, memory_file_name, sanitize, sharing_a_stem
+from charmemory.core.naming import (
+    MAX_NAME_BYTES,
+    checked_file_name,
+    memory_file_name,
+    sanitize,
+    sharing_a_stem,
+)
 from charmemory.errors import UnsafePathError
 
 
@@ -49,3 +55,37 @@ def test_per_chat_files_of_names_that_sanitise_alike_stay_apart() -> None:
     one, two = (memory_file_name(name, chat_id="c1", names=names) for name in names)
 
     assert one != two and one.endswith("-chatc1-memories.md")
+
+
+LONG = "Captain " + "Mira Vance the Unbowed of the Northern Reach " * 7  # 323 characters
+
+
+def test_a_long_name_is_shortened_the_same_way_every_time_with_a_hash() -> None:
+    name = memory_file_name(LONG)
+    assert len(name.encode()) <= MAX_NAME_BYTES and name.endswith("-memories.md")
+    assert name.startswith("Captain_Mira_Vance_the_Unbowed")
+    assert memory_file_name(LONG) == name
+    assert memory_file_name(LONG + "!") != name  # names that differ only at the end stay apart
+    assert memory_file_name("Mira") == "Mira-memories.md"  # short names are untouched
+
+
+def test_a_per_chat_file_of_a_long_name_fits() -> None:
+    chat = "Captain " + "x" * 110 + " - 2026-02-15@10h00m00s123ms"
+    for character in ("C" * 120, LONG):
+        name = memory_file_name(character, chat_id=chat)
+        assert len(name.encode()) <= MAX_NAME_BYTES and name.endswith("-memories.md")
+        assert name != memory_file_name(character, chat_id=chat + "1")
+
+
+def test_an_override_too_long_for_a_file_name_is_refused() -> None:
+    with pytest.raises(UnsafePathError, match="too long for a file name"):
+        checked_file_name("n" * 300)
+    with pytest.raises(UnsafePathError, match="too long"):
+        memory_file_name("x", override="é" * 120)  # 240 bytes, and ".md" after them
+    assert checked_file_name("n" * (MAX_NAME_BYTES - 3), default_suffix=".md").endswith(".md")
+
+
+def test_a_long_override_per_chat_keeps_its_suffix_and_whole_letters() -> None:
+    name = memory_file_name("x", chat_id="c" * 200, override="é" * 110 + ".md")
+    assert len(name.encode()) <= MAX_NAME_BYTES and name.endswith(".md")
+    assert name.startswith("é" * 110) and "\ufffd" not in name

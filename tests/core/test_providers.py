@@ -108,17 +108,17 @@ def stored(workspace: dict[str, Any], **providers: dict[str, Any]) -> dict[str, 
 
 def test_flags_beat_environment_beat_settings_beat_defaults() -> None:
     values = stored(
-        {"model.provider": "openai", "model.max_tokens": 900},
+        {"model.provider": "openai", "model.max_retries": 9},
         openai={"model.model": "from-settings"},
     )
-    env = {"CHARMEMORY_MODEL": "from-env", "CHARMEMORY_MAX_TOKENS": "1500"}
+    env = {"CHARMEMORY_MODEL": "from-env", "CHARMEMORY_MAX_RETRIES": "5"}
 
     resolved = resolve_settings(ModelValues(flags={"model": "from-flag"}, env=env, **values))
 
     assert (resolved["model"].value, resolved["model"].origin) == ("from-flag", "--model")
-    assert (resolved["max_tokens"].value, resolved["max_tokens"].origin) == (
-        1500,
-        "CHARMEMORY_MAX_TOKENS",
+    assert (resolved["max_retries"].value, resolved["max_retries"].origin) == (
+        5,
+        "CHARMEMORY_MAX_RETRIES",
     )
     assert (resolved["provider"].value, resolved["provider"].origin) == ("openai", "workspace")
     assert resolved["temperature"].origin == "default"
@@ -166,8 +166,8 @@ def test_missing_choices_are_explained() -> None:
 @pytest.mark.parametrize(
     ("name", "raw", "message"),
     [
-        ("max_tokens", "lots", "max_tokens must be a whole number"),
-        ("max_tokens", "0", "between 1 and"),
+        ("max_retries", "lots", "max_retries must be a whole number"),
+        ("max_retries", "11", "between 0 and"),
         ("temperature", "3", "between 0 and 2"),
         ("extra_params", "[1, 2]", "must be a JSON object"),
         ("extra_params", "{nope", "is not valid JSON"),

@@ -10,6 +10,7 @@ from charmemory.core.watermark import (
     Watermark,
     changed_since_extraction,
     chunk,
+    index_ranges,
     messages_to_extract,
     pending_character_messages,
     reconcile_watermark,
@@ -296,3 +297,16 @@ def test_a_block_brought_back_is_not_processed_again_past_a_gap_or_an_edit(
     done = recorded(Watermark(), chat[:10])
 
     assert watermark_after_undo(chat, done, removed=[], restored=block) == done
+
+
+@pytest.mark.parametrize(
+    ("indices", "shown"),
+    [
+        ([], ""),
+        ([4], "4"),
+        (range(148), "0-147"),
+        ([9, 0, 1, 2, 12, 14, 15, 2], "0-2, 9, 12, 14-15"),
+    ],
+)
+def test_message_indices_read_as_ranges(indices: list[int], shown: str) -> None:
+    assert index_ranges(indices) == shown

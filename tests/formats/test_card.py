@@ -371,3 +371,8 @@ def test_last_chat_is_kept_as_read_when_the_card_is_written():
 
     assert written["chat"] == "Mira - 2024-07-05@14h20m05s"
     assert "chat" not in written["data"]
+
+
+def test_lone_surrogates_in_a_card_are_read_as_replacement_characters() -> None:
+    card = read_card(b'{"name": "Mi\\ud800ra", "tags": ["a\\udfff"], "description": "x\\udc00"}')
+    assert (card.name, card.tags, card.description) == ("Mi\ufffdra", ("a\ufffd",), "x\ufffd")

@@ -114,7 +114,8 @@ def test_modern_chat_fields_read_as_sillytavern_reads_them() -> None:
         "user",
     ]
     assert [m.is_hidden for m in chat.messages] == [False, False, True, False, True, False]
-    assert comment.mes.endswith("\ud83d")
+    # Kept as read for writing back; read as text every later step can encode.
+    assert comment.data["mes"].endswith("\ud83d") and comment.mes.endswith("\ufffd")
     assert thanks.extra["weights"] == [1, -2.5, 1e21, 1.5e-7, 0]
     assert hidden.extra["temperature"] == 0.7
     assert narrator.name == "System"
@@ -618,3 +619,15 @@ def test_the_fast_path_writes_what_the_javascript_emitter_writes(
     parts: list[str] = []
     _emit(value, parts, " " * (indent or 0), "")
     assert js_stringify(value, indent=indent) == "".join(parts)
+
+
+def test_lone_surrogates_are_read_as_replacement_characters_and_written_back_as_they_were() -> None:
+    text = (
+        '{"user_name":"Al\\udc00ex","character_name":"Mira","chat_metadata":{}}\n'
+        '{"name":"Mi\\ud800ra","is_user":false,"is_system":false,"send_date":"x",'
+        '"mes":"hums \\ud800 a tune","extra":{}}'
+    )
+    chat = parse_chat(text)
+    assert chat.header.user_name == "Al\ufffdex"
+    assert (chat.messages[0].name, chat.messages[0].mes) == ("Mi\ufffdra", "hums \ufffd a tune")
+    assert chat.render() == text

@@ -178,7 +178,7 @@ def test_an_entry_without_a_uid_takes_its_key():
     [
         ('{"entries": {', "invalid JSON"),
         ("[]", "no 'entries' object"),
-        ('{"entries": []}', "no 'entries' object"),
+        ('{"entries": []}', "lorebook in an unsupported shape: its 'entries' is a list"),
         ('{"entries": {"first": {"uid": 0}}}', "'first' is not a uid"),
         ('{"entries": {"01": {"uid": 1}}}', "'01' is not a uid"),
         ('{"entries": {"0": "text"}}', "'0' is not a uid and an object"),

@@ -179,3 +179,36 @@ async def test_automatic_extraction_runs_in_the_background_after_enough_replies(
     assert (await app.chat.send(CHARACTER, "line 2")).extraction == "skipped: 1/3 msgs"
     memories = (ws.files_dir / f"{CHARACTER}-memories.md").read_text(encoding="utf-8")
     assert "- Alex fears heights." in memories
+
+
+async def test_lorebooks_join_the_prompt_by_key_and_by_similarity(ws: Workspace) -> None:
+    from charmemory.formats.lorebook import Lorebook, new_entry
+    from tests.support.word_hash_embedder import WordHashEmbedder
+
+    book = Lorebook()
+    book.put(new_entry("The Kestrel's boiler is named Old Maud.", ["boiler"], uid=0))
+    book.put(
+        new_entry(
+            "Brassport's harbour master takes bribes in silver.",
+            [],
+            uid=1,
+            vectorized=True,
+            comment="harbour",
+        )
+    )
+    book.put(new_entry("The Saltglass Isles lie far south.", ["saltglass"], uid=2))
+    (ws.worlds_dir / "Kestrel.json").write_text(book.render(), encoding="utf-8")
+    card_with(ws, extensions={"world": "Kestrel"})
+    model = replying("Hm.")
+    app = App(ws, env={}, chat_model=lambda: model, clock=Clock(), embedder=WordHashEmbedder())
+    turn = await app.chat.send(
+        CHARACTER, "Does the harbour master take silver bribes? The boiler hisses."
+    )
+    activated = {(entry["book"], entry["uid"]) for entry in turn.world_info}
+    assert activated == {("Kestrel", 0), ("Kestrel", 1)}
+    prompt = "\n".join(message.content for message in model.requests[0].messages)
+    assert "Old Maud" in prompt and "bribes in silver" in prompt and "far south" not in prompt
+    [record] = app.chat.generations(CHARACTER)
+    why = {entry["uid"]: entry for entry in record.world_info}
+    assert why[1]["reason"] == "vector" and not why[2]["activated"]
+    assert record.lorebooks == [{"source": "character", "name": "Kestrel", "entries": 3}]

@@ -41,7 +41,9 @@ async def test_a_fact_from_the_first_turns_comes_back_sixty_turns_later(
     ws = make_workspace(tmp_path / "ws")  # interval 20, cooldown 10 minutes: the defaults
     card_with(ws)
     app = make_app(ws, llm_server, clock=Clock(), index=True)
-    app.settings.set("model.context_size", "2048")  # early turns fall out of the prompt
+    # Early turns fall out of the chat's prompt; an extraction's prompt (20 messages) fits.
+    app.settings.set("model.context_size", "3072")
+    app.settings.set("extraction.max_response_tokens", "500")
     app.settings.set("model.max_tokens", "200")
     llm_server.respond_always(role_play)
 

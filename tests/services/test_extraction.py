@@ -439,7 +439,9 @@ async def test_memories_that_are_gone_never_count_as_duplicates_of_new_ones(
         again = await indexed_app(ws, clock).extraction.extract(CHARACTER)
     else:
         path.unlink() if how == "file deleted by hand" else path.write_text("", encoding="utf-8")
-        again = await indexed_app(ws, clock).extraction.extract(CHARACTER, forced_range=(0, 19))
+        again = await indexed_app(ws, clock).extraction.extract(
+            CHARACTER, forced_range=(0, 19), force=True
+        )
 
     assert [c.dropped for c in again.chunks] == [[], []]
     assert again.saved == 2

@@ -114,3 +114,29 @@ def test_presets_show_the_configured_base_url(
     rows = {row.name: row for row in service.presets()}
     assert rows["openrouter"].base_url == llm_server.base_url
     assert rows["groq"].base_url == "https://api.groq.com/openai/v1"
+
+
+async def test_test_model_has_the_response_budget_extraction_has(
+    service: ProviderService, llm_server: ScriptedLLMServer
+) -> None:
+    service.settings.set("extraction.max_response_tokens", "700")
+    service.settings.set("model.max_tokens", "50")  # a chat reply's, not the test's
+    llm_server.reply_text(SENTINEL)
+    llm_server.reply_text("", reasoning="Let me think " * 50, finish_reason="length")
+    llm_server.reply_text("", reasoning="Let me think " * 50, finish_reason="length")
+
+    assert (await service.test_model()).status == "ok"
+    spent = await service.test_model()
+    own_budget = await service.test_model(max_tokens=300)
+
+    assert [r.json["max_tokens"] for r in llm_server.requests] == [700, 700, 300]
+    assert "whole budget of 700 tokens" in spent.message
+    assert (
+        "extraction.max_response_tokens is 700: raise it, e.g. "
+        "`charmemory settings set extraction.max_response_tokens 2000`" in spent.message
+    )
+    assert "whole budget of 300 tokens" in own_budget.message
+    assert "extraction.max_response_tokens" not in own_budget.message
+    # model.max_tokens is a chat reply's length: it never sizes the test.
+    rows = {row.setting.name: row for row in service.settings.show("model")}
+    assert "chat reply" in rows["model.max_tokens"].setting.help

@@ -63,7 +63,7 @@ def test_per_provider_settings_go_to_the_provider_in_force_or_the_one_named(
         "provider openrouter"
     )
     assert settings.set("model.model", "m", provider="Groq").scope == "provider groq"
-    assert settings.set("model.max_tokens", "3000").scope == "the workspace"
+    assert settings.set("model.max_retries", "5").scope == "the workspace"
     stored = SettingsStore(workspace.db)
     assert stored.get("model.extra_params", scope="provider:openrouter") == {
         "provider": {"sort": "price"}

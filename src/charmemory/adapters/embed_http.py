@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from charmemory.adapters.llm.provider_errors import ErrorContext, MalformedResponseError
+from charmemory.adapters.llm.provider_errors import ErrorContext, MalformedResponseError, Redact
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.llm.transport import Endpoint, Transport
+from charmemory.core.redaction import Redactor
 
 
 class HttpEmbedder(ABC):
@@ -35,6 +36,7 @@ class HttpEmbedder(ABC):
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
         retry: RetryPolicy | None = None,
+        redact: Redact | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -42,12 +44,9 @@ class HttpEmbedder(ABC):
         self.dimensions = dimensions or 0  # learned from the first answer when not given
         self._batch_size = batch_size
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        secret = api_key or ""
-
-        def redact(text: str) -> str:
-            return text.replace(secret, "[redacted]") if secret else text
-
-        errors = ErrorContext(self.provider, model, self.base_url, redact=redact)
+        errors = ErrorContext(
+            self.provider, model, self.base_url, redact=redact or Redactor([api_key])
+        )
         endpoint = Endpoint(self.base_url, headers, connect_timeout, read_timeout, errors)
         self._transport = Transport(endpoint, retry or RetryPolicy())
 

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from charmemory.adapters.atomic_file import read_versioned, write_atomic
+from charmemory.adapters.group_files import GroupFiles
+from charmemory.adapters.input_files import decoded, read_input
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.character_match import find_character
 from charmemory.core.chat_owner import resolve_chat_owner
@@ -18,16 +20,20 @@ from charmemory.errors import CharMemoryError, ConflictError, FormatError, NotFo
 from charmemory.formats.card import read_card
 from charmemory.formats.chat import Chat, last_message_send_date, parse_chat
 from charmemory.formats.chat_name import CHAT_EXTENSION
+from charmemory.formats.group import Group, looks_like_group, parse_group
 from charmemory.formats.lorebook import parse_lorebook
 from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import (
     Character,
     ChatRef,
+    ChatStamp,
     FileVersion,
+    GroupMembership,
     Imported,
     ImportKind,
     LatestChatRef,
     LoadedChat,
+    LoadedGroup,
 )
 
 CARD_SUFFIXES = (".png", ".json")
@@ -40,6 +46,7 @@ _LOCAL_ZONE = datetime.now().astimezone().tzinfo or UTC
 class Library:
     def __init__(self, workspace: Workspace):
         self._ws = workspace
+        self._groups = GroupFiles(workspace)
         # Parsed cards by path, with the (mtime, size) they were read at: every
         # memory location needs every character's name, and cards can be large PNGs.
         self._cards: dict[Path, tuple[tuple[int, int], Character]] = {}
@@ -112,12 +119,15 @@ class Library:
                 )
             return latest.ref
         refs = self._chat_files(character)
-        if not refs:
-            raise NotFoundError(f"{character.name} has no chats yet (charmemory import CHAT.jsonl)")
         wanted = chat_id.removesuffix(".jsonl")
         for ref in refs:
             if ref.id == wanted:
                 return ref
+        in_group = self._group_chat_of(character, wanted)
+        if in_group is not None:
+            return in_group
+        if not refs:
+            raise NotFoundError(f"{character.name} has no chats yet (charmemory import CHAT.jsonl)")
         known = ", ".join(r.id for r in refs)
         raise NotFoundError(f"{character.name} has no chat {chat_id!r}; chats: {known}")
 
@@ -150,16 +160,77 @@ class Library:
         except ConflictError:
             raise ConflictError(f"{character.name} already has a chat {ref.id!r}") from None
 
+    def chat_stamps(self, character: Character) -> dict[str, ChatStamp]:
+        stamps = {}
+        for ref in self._chat_files(character):
+            try:
+                found = ref.path.stat()
+            except FileNotFoundError:  # removed since the folder was listed
+                continue
+            stamps[ref.id] = ChatStamp(found.st_size, found.st_mtime_ns)
+        return stamps
+
+    # -- groups -----------------------------------------------------------------------
+
+    def groups(self) -> list[LoadedGroup]:
+        return self._groups.all()
+
+    def group(self, name: str) -> LoadedGroup:
+        return self._groups.find(name)
+
+    def create_group(self, group: Group) -> LoadedGroup:
+        return self._groups.create(group)
+
+    def save_group(self, loaded: LoadedGroup, group: Group) -> LoadedGroup:
+        return self._groups.save(loaded, group)
+
+    def group_members(self, group: Group) -> list[Character | None]:
+        characters = self.characters()
+        by_file = {c.card_path.name: c for c in characters}
+        by_name = {c.name: c for c in characters}  # groups of SillyTavern's first versions
+        return [by_file.get(member) or by_name.get(member) for member in group.members]
+
+    def group_chat(self, loaded: LoadedGroup, member: Character, chat_id: str) -> ChatRef:
+        group = loaded.group
+        names = tuple(
+            found.name if found is not None else Path(member_id).stem
+            for member_id, found in zip(group.members, self.group_members(group), strict=True)
+        )
+        joins = group.joins(chat_id)
+        joined = joins.get(member.card_path.name) or joins.get(member.name)
+        membership = GroupMembership(group.id, group.name, names, joined)
+        return ChatRef(member, chat_id, self._groups.chat_path(chat_id), membership)
+
+    def create_group_chat(
+        self, loaded: LoadedGroup, member: Character, chat_id: str, chat: Chat
+    ) -> LoadedChat:
+        self._ws.require_writable("create chats")
+        if chat_id not in loaded.group.chats:
+            raise CharMemoryError(f"group {loaded.group.name!r} does not list a chat {chat_id!r}")
+        ref = self.group_chat(loaded, member, chat_id)
+        try:
+            return self.save_chat(LoadedChat(ref, chat, FileVersion(ref.path, None)), chat)
+        except ConflictError:
+            raise ConflictError(f"a group chat {chat_id!r} already exists") from None
+
+    def _group_chat_of(self, character: Character, chat_id: str) -> ChatRef | None:
+        """``chat_id`` as ``character`` takes part in it, when it is a chat of its group."""
+        for loaded in self.groups():
+            group = loaded.group
+            member = character.card_path.name in group.members or character.name in group.members
+            if member and chat_id in group.chats and self._groups.chat_path(chat_id).is_file():
+                return self.group_chat(loaded, character, chat_id)
+        return None
+
     # -- import ---------------------------------------------------------------------
 
-    def import_file(self, source: Path, *, character: str | None = None) -> Imported:
-        """Copy a card, chat, lorebook or memory file into its place in the workspace."""
+    def import_file(
+        self, source: Path, *, character: str | None = None, group: str | None = None
+    ) -> Imported:
+        """Copy a card, chat, lorebook, memory file, group or group chat into its place."""
         self._ws.require_writable("import files")
-        if not source.is_file():
-            raise NotFoundError(f"no such file: {source}")
-        data = source.read_bytes()
-        kind, folder, note = self._classify(source, data, character)
-        target = self._ws.inside(folder, checked_file_name(source.name))
+        data = read_input(source)
+        kind, target, note = self._classify(source, data, character, group)
         if kind == "card":
             name = read_card(data, source=source.name).name or target.stem
             note = self._shared_name_note(name, target)
@@ -172,38 +243,68 @@ class Library:
                 "rename the file to import it beside the existing one"
             )
         write_atomic(target, data, expected=existing.version, locks=self._ws.locks)
+        if kind == "group chat" and group is not None:
+            self._list_group_chat(self.group(group), target.stem)
         return Imported(kind, source, target, unchanged=False, note=note)
 
     def _classify(
-        self, source: Path, data: bytes, character: str | None
+        self, source: Path, data: bytes, character: str | None, group: str | None
     ) -> tuple[ImportKind, Path, str]:
         suffix = source.suffix.lower()
         name = source.name
         if suffix == ".png":
             read_card(data, source=name)
-            return "card", self._ws.characters_dir, ""
+            return "card", self._inside(self._ws.characters_dir, name), ""
         if suffix == ".md":
             parse_memory_file(_decode(data, source))
-            return "memory file", self._ws.files_dir, ""
+            return "memory file", self._inside(self._ws.files_dir, name), ""
         if suffix == ".jsonl":
             chat = parse_chat(_decode(data, source), source=name)
+            owning = self.group(group) if group is not None else self._group_listing(source.stem)
+            if owning is not None:
+                target = self._groups.chat_path(source.stem)
+                return "group chat", target, f"group: {owning.group.name}"
             owner = resolve_chat_owner(
                 chat, self.characters(), path=source.resolve(), explicit=character
             )
             folder = self._ws.inside(self._ws.chats_dir, owner.character.stem)
-            return "chat", folder, f"owner: {owner.describe()}"
+            return "chat", self._inside(folder, name), f"owner: {owner.describe()}"
         if suffix == ".json":
             document = _json_object(data, source)
-            if isinstance(document.get("entries"), dict):
+            if "entries" in document:  # a lorebook (no card has top-level entries)
                 parse_lorebook(_decode(data, source), source=name)
-                return "lorebook", self._ws.worlds_dir, ""
+                return "lorebook", self._inside(self._ws.worlds_dir, name), ""
+            if looks_like_group(document):
+                found = parse_group(_decode(data, source), source=name)
+                return "group", self._groups.path_of(found.id), self._members_note(found)
             read_card(data, source=name)
-            return "card", self._ws.characters_dir, ""
+            return "card", self._inside(self._ws.characters_dir, name), ""
         raise FormatError(
             "not a file charmemory imports (card .png/.json, chat .jsonl, "
-            "lorebook .json, memory file .md)",
+            "lorebook .json, memory file .md, group .json)",
             source=name,
         )
+
+    def _inside(self, folder: Path, name: str) -> Path:
+        return self._ws.inside(folder, checked_file_name(name))
+
+    def _group_listing(self, chat_id: str) -> LoadedGroup | None:
+        """The group whose chat list names ``chat_id``, if one does."""
+        return next((g for g in self.groups() if chat_id in g.group.chats), None)
+
+    def _list_group_chat(self, loaded: LoadedGroup, chat_id: str) -> None:
+        if chat_id in loaded.group.chats:
+            return
+        loaded.group.set("chats", [*loaded.group.chats, chat_id])
+        self.save_group(loaded, loaded.group)
+
+    def _members_note(self, group: Group) -> str:
+        found = self.group_members(group)
+        missing = [member for member, c in zip(group.members, found, strict=True) if c is None]
+        note = f"{group.name}: {len(group.members)} members"
+        if missing:
+            note += f"; not here yet: {', '.join(missing)} (import their cards)"
+        return note
 
     def _shared_name_note(self, name: str, target: Path) -> str:
         """What to know when the card's name makes the memory file name of another's."""
@@ -275,10 +376,7 @@ def _last_send_date(path: Path) -> object:
 
 
 def _decode(data: bytes, source: Path) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise FormatError(f"not UTF-8 text (byte {error.start})", source=source.name) from None
+    return decoded(data, source.name)
 
 
 def _json_object(data: bytes, source: Path) -> dict:

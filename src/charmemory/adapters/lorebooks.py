@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from charmemory.adapters.atomic_file import FileVersion, read_versioned, write_atomic
 from charmemory.adapters.workspace import Workspace
-from charmemory.errors import FormatError
+from charmemory.errors import FormatError, NotFoundError, StaleVersionError
 from charmemory.formats.lorebook import Lorebook, parse_lorebook
 
 SUFFIX = ".json"
@@ -44,6 +45,29 @@ class Lorebooks:
         book = parse_lorebook(text, source=path.name)
         self._cache[name] = (stamp, book)
         return book
+
+    def version(self, name: str) -> str | None:
+        """The digest of the book's file as it is now (None: no such book)."""
+        return read_versioned(self._path(name)).version.digest
+
+    def save(self, name: str, book: Lorebook, *, expected: str | None) -> str:
+        """Write the book back if its file still holds `expected`; returns the new digest."""
+        self._ws.require_writable("edit lorebooks")
+        path = self._path(name)
+        if expected is None:
+            raise NotFoundError(f"no lorebook {name!r}")
+        current = read_versioned(path).version
+        if current.digest != expected:
+            raise StaleVersionError(f"lorebook {name!r} changed since it was read; read it again")
+        written = write_atomic(
+            path,
+            book.render().encode("utf-8"),
+            expected=FileVersion(path, expected),
+            locks=self._ws.locks,
+        )
+        self._cache.pop(name, None)
+        assert written.digest is not None
+        return written.digest
 
     def _path(self, name: str) -> Path:
         return self._ws.inside(self._ws.worlds_dir, name + SUFFIX)

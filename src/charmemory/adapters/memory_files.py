@@ -36,7 +36,7 @@ from charmemory.core.memory_history import (
 from charmemory.errors import FormatError
 from charmemory.formats.memory_file import MemoryFile, parse_memory_file
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
-from charmemory.ports import LoadedMemories
+from charmemory.ports import FileVersion, LoadedMemories
 
 
 class MemoryFiles:
@@ -59,13 +59,26 @@ class MemoryFiles:
 
     def load(self, file: str) -> LoadedMemories:
         """The file as it is now; a change made outside charmemory is recorded first."""
-        path = self.path_of(file)
-        read = read_versioned(path)
-        if self._unrecorded(file, read):
-            with self.history.serialized():
-                read = read_versioned(path)  # as it is now that no one else can record
-                self._record_outside_change(file, read)
-        return _parsed(file, read)
+        return _parsed(file, self._recorded_read(file))
+
+    def all_files(self) -> list[str]:
+        """Every memory file in the workspace's memory folder, by workspace-relative path."""
+        folder = self._ws.files_dir
+        if not folder.is_dir():
+            return []
+        return sorted(
+            path.relative_to(self._ws.root).as_posix()
+            for path in folder.glob("*.md")
+            if path.is_file()
+        )
+
+    def current_version(self, file: str) -> FileVersion:
+        """The file's version, recorded first if it changed outside charmemory.
+
+        Its bytes are not read as text, so a file saved in another encoding can
+        still be listed, compared, deleted or restored from its history.
+        """
+        return self._recorded_read(file).version
 
     def digest(self, file: str) -> str | None:
         return read_versioned(self.path_of(file)).version.digest
@@ -109,31 +122,42 @@ class MemoryFiles:
             )
         return LoadedMemories(file, new, version, size=len(data))
 
-    def delete(self, loaded: LoadedMemories, *, cause: str = DELETE, detail: str = "") -> None:
+    def delete(
+        self, file: str, expected: FileVersion, *, cause: str = DELETE, detail: str = ""
+    ) -> None:
+        """Delete the file if it still is `expected`."""
         self._ws.require_writable("delete memory files")
         with self.history.serialized():
-            delete_file(self.path_of(loaded.file), expected=loaded.version, locks=self._ws.locks)
-            self.history.record(loaded.file, None, cause=cause, detail=detail)
+            delete_file(self.path_of(file), expected=expected, locks=self._ws.locks)
+            self.history.record(file, None, cause=cause, detail=detail)
 
-    def restore(self, loaded: LoadedMemories, number: int) -> Version | None:
-        """Bring back version ``number`` of the file, recorded as an undo of it.
+    def restore(self, file: str, expected: FileVersion, number: int) -> Version | None:
+        """Bring back version ``number`` of the file, if it still is `expected`, as an undo.
 
         None when the file already held exactly that (nothing was recorded).
         """
         self._ws.require_writable("restore memory files")
-        file = loaded.file
         path = self.path_of(file)
         data = self.history.stored(file, number).data
         with self.history.serialized():
             if data is None:
-                delete_file(path, expected=loaded.version, locks=self._ws.locks)
+                delete_file(path, expected=expected, locks=self._ws.locks)
             else:
-                write_atomic(path, data, expected=loaded.version, locks=self._ws.locks)
+                write_atomic(path, data, expected=expected, locks=self._ws.locks)
             return self.history.record(
                 file, data, cause=UNDO, detail=f"back to v{number}", restores=number
             )
 
     # -- internals --------------------------------------------------------------------
+
+    def _recorded_read(self, file: str) -> VersionedBytes:
+        path = self.path_of(file)
+        read = read_versioned(path)
+        if self._unrecorded(file, read):
+            with self.history.serialized():
+                read = read_versioned(path)  # as it is now that no one else can record
+                self._record_outside_change(file, read)
+        return read
 
     def _unrecorded(self, file: str, read: VersionedBytes) -> bool:
         latest = self.history.latest(file)
@@ -153,8 +177,13 @@ def _parsed(file: str, read: VersionedBytes) -> LoadedMemories:
     try:
         text = read.data.decode("utf-8")  # a byte order mark stays (MemoryFile.bom)
     except UnicodeDecodeError as error:
-        raise FormatError(f"not UTF-8 text (byte {error.start})", source=file) from None
-    layout = detect_layout(text)
+        raise FormatError(
+            f"not UTF-8 text (byte {error.start}): save it as UTF-8, or bring back an "
+            "earlier version (`charmemory history` lists them, `charmemory undo --to N`)",
+            source=file,
+        ) from None
+    parsed = parse_memory_file(text)
+    layout = detect_layout(text, parsed)
     if layout in ("legacy_sections", "plain"):
         return LoadedMemories(file, migrate_legacy(text), read.version, layout, size)
-    return LoadedMemories(file, parse_memory_file(text), read.version, size=size)
+    return LoadedMemories(file, parsed, read.version, size=size)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,11 +17,18 @@ from charmemory.ports import RetrievalRecord
 
 
 class SqliteRetrievalLog:
-    """Keeps the last ``keep`` retrievals per collection."""
+    """Keeps the last ``keep`` retrievals per collection; `redact` scrubs secrets from each."""
 
-    def __init__(self, conn: sqlite3.Connection, *, keep: int = 500) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        keep: int = 500,
+        redact: Callable[[str], str] = lambda text: text,
+    ) -> None:
         self._conn = conn
         self._keep = keep
+        self._redact = redact
 
     async def record(
         self,
@@ -37,10 +45,10 @@ class SqliteRetrievalLog:
                 (
                     datetime.now(UTC).isoformat(timespec="seconds"),
                     collection,
-                    query,
+                    self._redact(query),
                     json.dumps(settings, ensure_ascii=False, sort_keys=True),
-                    json.dumps(candidates, ensure_ascii=False),
-                    injected,
+                    self._redact(json.dumps(candidates, ensure_ascii=False)),
+                    self._redact(injected),
                 ),
             )
             self._conn.execute(

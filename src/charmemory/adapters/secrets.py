@@ -5,7 +5,8 @@ written atomically and never readable by other users, not even for the
 moment between creating and renaming the temporary file. A key in
 `CHARMEMORY_API_KEY` wins over the file, for whichever provider is in use.
 Keys are never settings, so no settings export can carry one; everything
-that might echo a key (errors, the activity log) goes through `Redactor`.
+that might echo a key (errors, the activity log, model answers) goes through
+a `Redactor` that knows every key stored here and in the environment.
 """
 
 from __future__ import annotations
@@ -13,41 +14,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from charmemory.adapters.atomic_file import FileLocks, FileVersion, read_versioned, write_atomic
+from charmemory.core.redaction import Redactor
 from charmemory.errors import ConfigError
 
 SECRETS_FILE_NAME = "secrets.json"
 API_KEY_ENV = "CHARMEMORY_API_KEY"
-REDACTED = "[redacted]"
 PRIVATE_MODE = 0o600
 
 KeySource = Literal["env", "secrets file"]
-
-# Credentials in an echoed header, whatever the key: `Bearer xyz`, `x-api-key: xyz`.
-_CREDENTIAL = re.compile(
-    r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?|api[_-]key[\"']?\s*[:=]\s*[\"']?)"
-    r"[A-Za-z0-9._~+/=-]{8,}"
-)
-
-
-class Redactor:
-    """Replaces every known secret (and any bearer credential) in a text."""
-
-    def __init__(self, secrets: Iterable[str | None] = ()):
-        # Longest first, so a key that contains another is replaced whole.
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return _CREDENTIAL.sub(lambda m: m.group(1) + REDACTED, text)
 
 
 @contextlib.contextmanager

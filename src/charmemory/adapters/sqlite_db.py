@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, DamagedDatabaseError
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -33,15 +33,35 @@ class DatabaseTooNewError(CharMemoryError):
 
 def connect(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
     """Open (creating if needed) and upgrade the database at `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 10000")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    migrate(conn, migrations)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as error:
+        raise database_error(path, error) from None
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn, migrations)
+    except BaseException as error:
+        conn.close()
+        if isinstance(error, sqlite3.DatabaseError):
+            raise database_error(path, error) from None
+        raise
     return conn
+
+
+def database_error(path: Path, error: BaseException) -> CharMemoryError:
+    """One line on a database that cannot be used: damaged, or out of reach."""
+    if type(error) is sqlite3.DatabaseError:  # "file is not a database", "... malformed"
+        return DamagedDatabaseError(
+            f"{path} is damaged ({error}); the memory files and chats are safe: "
+            "`charmemory repair` rebuilds it from them and keeps the damaged file beside it"
+        )
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return CharMemoryError(f"cannot use the database {path}: {reason}")
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> int:

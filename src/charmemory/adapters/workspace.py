@@ -2,6 +2,7 @@
 
 ```
 characters/<card>.png|json     chats/<card stem>/<chat>.jsonl
+groups/<id>.json               group chats/<chat>.jsonl
 worlds/<book>.json             user/files/<memory file>.md
 charmemory/                    our own state (database, locks)
 ```
@@ -18,19 +19,26 @@ import hashlib
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import platformdirs
 
 from charmemory.adapters.atomic_file import FileLocks
+from charmemory.adapters.books.journal import recover_pending
 from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.sqlite_db import connect
-from charmemory.errors import NotFoundError, ReadOnlyWorkspaceError, UnsafePathError
+from charmemory.errors import (
+    CharMemoryError,
+    NotFoundError,
+    ReadOnlyWorkspaceError,
+    UnsafePathError,
+)
 
 APP_NAME = "charmemory"
 MARKER = "workspace.json"
+DATABASE = "state.db"
 ST_LAYOUT = ("characters", "chats", "worlds", "settings.json")
 FOLDERS = ("characters", "chats", "worlds", "user/files")
 
@@ -50,10 +58,13 @@ class Workspace:
     root: Path
     writable: bool
     state_dir: Path
+    # What opening the database finished of writes a killed process left half-done.
+    recovered: list[str] = field(default_factory=list)
 
     @classmethod
     def open(cls, root: Path, *, allow_write: bool = False) -> Workspace:
         root = root.expanduser().resolve()
+        _refuse_a_file(root)
         if not root.is_dir():
             raise NotFoundError(
                 f"no workspace at {root}; create one with `charmemory init --workspace {root}`"
@@ -71,13 +82,19 @@ class Workspace:
     def create(cls, root: Path) -> Workspace:
         """Make (or complete) a workspace at `root`; existing files are left alone."""
         root = root.expanduser().resolve()
-        for folder in FOLDERS:
-            (root / folder).mkdir(parents=True, exist_ok=True)
+        _refuse_a_file(root)
         state = root / APP_NAME
-        state.mkdir(exist_ok=True)
         marker = state / MARKER
-        if not marker.exists():
-            marker.write_text(json.dumps({"format": 1}) + "\n", encoding="utf-8")
+        try:
+            for folder in (*FOLDERS, APP_NAME):
+                (root / folder).mkdir(parents=True, exist_ok=True)
+            if not marker.exists():
+                marker.write_text(json.dumps({"format": 1}) + "\n", encoding="utf-8")
+        except OSError as error:
+            where = error.filename or root
+            raise CharMemoryError(
+                f"cannot make a workspace at {root}: {where}: {error.strerror}"
+            ) from None
         return cls(root=root, writable=True, state_dir=state)
 
     # -- layout ------------------------------------------------------------------
@@ -91,6 +108,14 @@ class Workspace:
         return self.root / "chats"
 
     @property
+    def groups_dir(self) -> Path:
+        return self.root / "groups"
+
+    @property
+    def group_chats_dir(self) -> Path:
+        return self.root / "group chats"
+
+    @property
     def worlds_dir(self) -> Path:
         return self.root / "worlds"
 
@@ -102,9 +127,17 @@ class Workspace:
     def locks(self) -> FileLocks:
         return FileLocks(self.state_dir / "locks")
 
+    @property
+    def database_path(self) -> Path:
+        return self.state_dir / DATABASE
+
     @cached_property
     def db(self) -> sqlite3.Connection:
-        return connect(self.state_dir / "state.db", MIGRATIONS)
+        conn = connect(self.database_path, MIGRATIONS)
+        if self.writable:
+            # A memory-book write a killed process left half-done is finished first.
+            self.recovered = recover_pending(conn, self.root, self.locks)
+        return conn
 
     def inside(self, base: Path, *parts: str) -> Path:
         """`base/parts...`, refused if it would leave `base` (path traversal)."""
@@ -124,6 +157,11 @@ class Workspace:
         if "db" in self.__dict__:
             self.db.close()
             del self.__dict__["db"]
+
+
+def _refuse_a_file(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise CharMemoryError(f"{root} is a file; a workspace is a folder (pick another one)")
 
 
 def external_state_dir(root: Path) -> Path:

@@ -10,7 +10,15 @@ from typing import Annotated, Any
 
 import typer
 
-from charmemory.composition import App, create_app, open_app, workspace_dir
+from charmemory.composition import (
+    App,
+    create_app,
+    explain_failure,
+    open_app,
+    redact_without_workspace,
+    workspace_dir,
+)
+from charmemory.errors import CharMemoryError
 
 app = typer.Typer(
     name="charmemory",
@@ -54,6 +62,14 @@ class CliState:
         if self._app is not None:
             self._app.close()
             self._app = None
+
+    def redact(self, text: str) -> str:
+        if self._app is not None:
+            return self._app.redact(text)
+        return redact_without_workspace(text)
+
+    def explain(self, error: BaseException) -> CharMemoryError | None:
+        return explain_failure(error, self._app)
 
 
 state = CliState()
@@ -110,20 +126,50 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run the CLI; a user error becomes one line on stderr and exit code 2."""
-    from charmemory.errors import CharMemoryError
-
+    """Run the CLI; a user error becomes one line on stderr (never a key) and exit code 2."""
     args = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     try:
+        refuse_undecodable(args)
         app(args=args, prog_name="charmemory", standalone_mode=True)
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
     except CharMemoryError as error:
-        typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
-        return 2
+        return _report(error)
     except KeyboardInterrupt:
         typer.secho("interrupted", err=True)
         return 130
+    except Exception as error:
+        explained = state.explain(error)
+        if explained is None:
+            raise
+        return _report(explained)
     finally:
         state.close()
     return 0
+
+
+def _report(error: CharMemoryError) -> int:
+    typer.secho(f"error: {state.redact(str(error))}", err=True, fg=typer.colors.RED)
+    return 2
+
+
+def refuse_undecodable(args: list[str]) -> None:
+    """Refuse arguments that are not UTF-8, before any command can store or send them.
+
+    Python hands undecodable bytes over as lone surrogates (`\\udcff` for 0xff),
+    which no file, database or HTTP request can take.
+    """
+    for arg in args:
+        if any("\ud800" <= char <= "\udfff" for char in arg):
+            raise CharMemoryError(
+                f"the argument {_as_bytes(arg)} is not UTF-8 text; charmemory reads every "
+                "argument as UTF-8"
+            )
+
+
+def _as_bytes(arg: str) -> str:
+    try:
+        raw = arg.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return ascii(arg)
+    return f"'{raw.decode('utf-8', 'backslashreplace')}'"

@@ -7,7 +7,7 @@ import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,7 +17,7 @@ from charmemory.composition import App
 from charmemory.core.chat.commands import help_text, is_command, parse_command
 from charmemory.errors import CharMemoryError
 from charmemory.ports import StreamDelta
-from charmemory.services.chat import Kind, Turn
+from charmemory.services.chat import Kind, OnDelta, Turn
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -25,9 +25,10 @@ ChatOption = Annotated[
 ]
 NewOption = Annotated[bool, typer.Option("--new", help="Start a new chat (with the greeting).")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+T = TypeVar("T")
 
 
-def _turn_json(turn: Turn) -> dict[str, Any]:
+def turn_json(turn: Turn) -> dict[str, Any]:
     return {
         "chat": turn.chat,
         "index": turn.index,
@@ -43,7 +44,7 @@ def _turn_json(turn: Turn) -> dict[str, Any]:
     }
 
 
-def _streamed(console: Console) -> Callable[[StreamDelta], None]:
+def streamed(console: Console) -> Callable[[StreamDelta], None]:
     def show(delta: StreamDelta) -> None:
         if delta.text:
             console.print(delta.text, end="", markup=False, highlight=False, soft_wrap=True)
@@ -51,9 +52,7 @@ def _streamed(console: Console) -> Callable[[StreamDelta], None]:
     return show
 
 
-async def _with_stop(
-    run: Callable[[asyncio.Event], Awaitable[Turn]],
-) -> Turn:
+async def with_stop(run: Callable[[asyncio.Event], Awaitable[T]]) -> T:
     """Run one generation; Ctrl-C stops it and keeps what streamed so far."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -86,24 +85,28 @@ def say(
             for message in shown["messages"]:
                 typer.echo(f"--- {message['role']} ---\n{message['content']}")
         return
+    _print_turn(
+        lambda on_delta, stop: chats.send(
+            character, said, chat, new=new, on_delta=on_delta, stop=stop
+        ),
+        as_json,
+    )
+
+
+def _print_turn(
+    turn_of: Callable[[OnDelta | None, asyncio.Event], Awaitable[Turn]], as_json: bool
+) -> None:
+    """Run one generation (streamed to the terminal unless --json) and report on it."""
+    chats = state.app().chat
     console = Console()
 
     async def run() -> tuple[Turn, list[str]]:
-        turn = await _with_stop(
-            lambda stop: chats.send(
-                character,
-                said,
-                chat,
-                new=new,
-                on_delta=None if as_json else _streamed(console),
-                stop=stop,
-            )
-        )
+        turn = await with_stop(lambda stop: turn_of(None if as_json else streamed(console), stop))
         return turn, await chats.extractions_finished()
 
     turn, failures = asyncio.run(run())
     if as_json:
-        typer.echo(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(turn_json(turn), ensure_ascii=False, indent=2))
     else:
         typer.echo("" if turn.reply.endswith("\n") else "\n", nl=False)
         _report_extraction(turn)
@@ -120,28 +123,12 @@ def _report_extraction(turn: Turn) -> None:
 
 def _regenerated(character: str, chat: str | None, kind: Kind, as_json: bool) -> None:
     chats = state.app().chat
-    console = Console()
-
-    async def run() -> tuple[Turn, list[str]]:
-        turn = await _with_stop(
-            lambda stop: chats.generate(
-                character,
-                chat,
-                kind=kind,
-                on_delta=None if as_json else _streamed(console),
-                stop=stop,
-            )
-        )
-        return turn, await chats.extractions_finished()
-
-    turn, failures = asyncio.run(run())
-    if as_json:
-        typer.echo(json.dumps(_turn_json(turn), ensure_ascii=False, indent=2))
-    else:
-        typer.echo("")
-        _report_extraction(turn)
-    for failure in failures:
-        typer.secho(f"warning: {failure}", fg=typer.colors.YELLOW, err=True)
+    _print_turn(
+        lambda on_delta, stop: chats.generate(
+            character, chat, kind=kind, on_delta=on_delta, stop=stop
+        ),
+        as_json,
+    )
 
 
 @app.command()
@@ -182,6 +169,8 @@ def branch(
     """A new chat holding messages 0..AT, pointing back to this one."""
     name = asyncio.run(state.app().chat.branch(character, at, chat))
     typer.echo(f"branch: {name}")
+    for source, copy in state.app().book_branching.copies(character, name):
+        typer.echo(f"memory book {source} copied as {copy}")
 
 
 persona_app = typer.Typer(help="Who you play in chats.", no_args_is_help=True)
@@ -248,7 +237,7 @@ async def _said(app_: App, character: str, chat_id: str, text: str, console: Con
             console,
             character,
             lambda stop: chats.send(
-                character, text, chat_id, on_delta=_streamed(console), stop=stop
+                character, text, chat_id, on_delta=streamed(console), stop=stop
             ),
         )
         return
@@ -261,7 +250,7 @@ async def _said(app_: App, character: str, chat_id: str, text: str, console: Con
             console,
             character,
             lambda stop: chats.generate(
-                character, chat_id, kind="continue", on_delta=_streamed(console), stop=stop
+                character, chat_id, kind="continue", on_delta=streamed(console), stop=stop
             ),
         )
         return
@@ -272,7 +261,7 @@ async def _reply(
     console: Console, character: str, run: Callable[[asyncio.Event], Awaitable[Turn]]
 ) -> None:
     console.print(f"[bold]{character}[/bold]: ", end="")
-    turn = await _with_stop(run)
+    turn = await with_stop(run)
     console.print()
     if turn.stopped:
         console.print("[dim](stopped; what came so far is kept)[/dim]")

@@ -4,22 +4,40 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import signal
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import accumulate
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
 
 from charmemory.cli.application import app, state
-from charmemory.errors import ConfigError
-from charmemory.services.extraction import ExtractionReport, ExtractionService
+from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
+from charmemory.core.triggers import why_not
+from charmemory.errors import ConfigError, NotFoundError
+from charmemory.services.extraction import ExtractionService
+from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
+from charmemory.services.extraction_report import (
+    ChunkOutcome,
+    ExtractionReport,
+    Progress,
+    no_progress,
+)
+
+PROGRESS_COLUMNS = (
+    TextColumn("{task.description}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("calls"),
+    TimeElapsedColumn(),
+)
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[
@@ -54,11 +72,41 @@ def _print_report(report: ExtractionReport) -> None:
             typer.secho(f"  warning: {warning}", fg=typer.colors.YELLOW, err=True)
         for text in outcome.saved:
             typer.echo(f"  - {text}")
+        if outcome.left_out:
+            _print_left_out(report, outcome)
     if not report.planned_messages:
-        typer.echo("no unprocessed messages")
+        who = shlex.quote(report.character)
+        typer.echo(
+            "no unprocessed messages; to read messages again: "
+            f"`charmemory extract {who} --range FIRST-LAST --force`, or "
+            f"`charmemory reset {who}` to start every chat over (memories are kept)"
+        )
     elif report.stopped:
         typer.echo(f"stopped; progress saved ({len(report.chunks)}/{report.planned_chunks} calls)")
     typer.echo(f"memory file: {report.memory_file}")
+
+
+LEFT_OUT_BECAUSE = {
+    OVER_CAP: "over the bullet cap, extraction.max_bullets",
+    SPEECH: 'speaks to someone ("you") instead of stating a fact',
+    TRUNCATED: "cut off by the length limit, extraction.max_response_tokens",
+}
+
+
+def _print_left_out(report: ExtractionReport, outcome: ChunkOutcome) -> None:
+    """Bullets the model wrote that were not saved, and how to have those messages read again."""
+    typer.secho(
+        f"  left out {len(outcome.left_out)} (also in `charmemory log --verbose`):",
+        fg=typer.colors.YELLOW,
+    )
+    for item in outcome.left_out:
+        typer.echo(f"  x {item.text}  [{LEFT_OUT_BECAUSE.get(item.reason, item.reason)}]")
+    span = f"{outcome.first}-{outcome.last}"
+    again = shlex.join(
+        ["charmemory", "extract", report.character, "--chat", report.chat, "--range", span]
+    )
+    again += " --force"
+    typer.echo(f"  these messages count as extracted; to extract them again: {again}")
 
 
 @app.command()
@@ -69,25 +117,48 @@ def extract(
         int | None, typer.Option("--up-to", help="Extract Here: stop after this message index.")
     ] = None,
     range_: Annotated[
-        str | None, typer.Option("--range", help="Re-extract messages FIRST-LAST (with --force).")
+        str | None,
+        typer.Option("--range", help="Messages FIRST-LAST (processed ones need --force)."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Allow --range over processed messages.")] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Build prompts, call nothing.")
     ] = False,
     print_prompt: Annotated[bool, typer.Option("--print-prompt", help="Show the prompts.")] = False,
+    auto: Annotated[
+        bool,
+        typer.Option(
+            "--auto",
+            help="Only what the automatic trigger would do now (interval and cooldown apply).",
+        ),
+    ] = False,
     provider: ProviderOption = None,
     model: ModelOption = None,
 ) -> None:
-    """Extract memories from a chat's unprocessed messages (Extract Now / Extract Here)."""
-    if range_ is not None and not force:
-        raise ConfigError("--range re-extracts processed messages; add --force to confirm")
+    """Extract memories from a chat's unprocessed messages (Extract Now / Extract Here).
+
+    With --auto it runs only when the automatic trigger would fire now, so it can
+    run from cron or a hook; otherwise it says why not (exit code 0).
+    """
+    if auto:
+        if up_to is not None or range_ is not None or dry_run or print_prompt:
+            raise ConfigError("--auto does what the automatic trigger does; it takes no other mode")
+        _extract_auto(character, chat, provider, model)
+        return
     forced = _parse_range(range_) if range_ is not None else None
-    report = asyncio.run(
-        _service(provider, model).extract(
-            character, chat, up_to=up_to, forced_range=forced, dry_run=dry_run or print_prompt
+    dry = dry_run or print_prompt
+    with call_progress("building prompts" if dry else "extracting") as advance:
+        report = asyncio.run(
+            _service(provider, model).extract(
+                character,
+                chat,
+                up_to=up_to,
+                forced_range=forced,
+                force=force,
+                dry_run=dry,
+                progress=advance,
+            )
         )
-    )
     if report.chosen_because:
         typer.echo(f"chat: {report.chat} ({report.chosen_because}; --chat picks another)")
     if dry_run or print_prompt:
@@ -96,6 +167,39 @@ def extract(
             if print_prompt:
                 for message in prompt:
                     typer.echo(f"--- call {number}, {message.role} ---\n{message.content}")
+        return
+    _print_report(report)
+
+
+@contextmanager
+def call_progress(label: str, console: Console | None = None) -> Iterator[Progress]:
+    """A bar of the run's calls (prompts, in a dry run) on standard error, gone when done.
+
+    A long chat is thousands of calls: without it a run says nothing for minutes.
+    """
+    console = console or Console(stderr=True)
+    if not console.is_terminal:  # a log file or a pipe gets no bar
+        yield no_progress
+        return
+    bar = RichProgress(*PROGRESS_COLUMNS, console=console, transient=True)
+    task = bar.add_task(label, total=None)
+
+    def advance(report: ExtractionReport, done: int, total: int) -> None:
+        bar.update(task, total=total, completed=done, refresh=True)
+
+    with bar:
+        yield advance
+
+
+def _extract_auto(
+    character: str, chat: str | None, provider: str | None, model: str | None
+) -> None:
+    report = asyncio.run(_service(provider, model).on_character_message(character, chat))
+    if report.chosen_because:
+        typer.echo(f"chat: {report.chat} ({report.chosen_because}; --chat picks another)")
+    assert report.decision is not None
+    if not report.decision.run:
+        typer.echo(f"skipped: {why_not(report.decision)}")
         return
     _print_report(report)
 
@@ -111,11 +215,15 @@ def batch(
     provider: ProviderOption = None,
     model: ModelOption = None,
 ) -> None:
-    """Extract from many chats; Ctrl-C stops after the current call with progress saved."""
+    """Extract from many chats; Ctrl-C stops after the current call with progress saved.
+
+    A chat whose extraction fails is named at the end (its messages stay
+    unprocessed) and the others go on; the exit code is then 1.
+    """
     if not chat and not all_chats:
         raise ConfigError("name chats with --chat (repeatable) or pass --all")
-    service = _service(provider, model)
-    plan = state.app().extraction_admin.batch_plan(character, None if all_chats else chat)
+    admin = state.app({"provider": provider, "model": model}).extraction_admin
+    plan = admin.batch_plan(character, None if all_chats else chat)
     for chat_id, messages, calls in plan.chats:
         typer.echo(f"  {chat_id}: {messages} messages, {calls} calls")
     typer.echo(f"batch: {plan.messages} messages in {plan.calls} LLM calls")
@@ -123,45 +231,61 @@ def batch(
         return
     if not yes and not typer.confirm("run it?", default=True):
         raise typer.Exit(1)
-    asyncio.run(_run_batch(service, character, [(c, n) for c, _, n in plan.chats if n]))
+    outcome = asyncio.run(_run_batch(admin, character, [(c, n) for c, _, n in plan.chats if n]))
+    for report in outcome.reports:
+        for chunk in report.chunks:
+            if chunk.left_out:
+                typer.echo(f"{report.chat}, messages {chunk.first}-{chunk.last}:")
+                _print_left_out(report, chunk)
+    typer.echo(f"{outcome.saved} memories saved")
+    if outcome.stopped:
+        typer.echo("stopped; progress is saved per call, run the batch again to continue")
+    if outcome.failed:
+        typer.secho(
+            f"{len(outcome.failed)} of the chats failed (their messages stay unprocessed; "
+            "run the batch again to retry them):",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        for failure in outcome.failed:
+            typer.secho(f"  {failure.chat}: {failure.error}", err=True)
+        raise typer.Exit(1)
 
 
 async def _run_batch(
-    service: ExtractionService, character: str, chats: list[tuple[str, int]]
-) -> None:
+    admin: ExtractionAdmin, character: str, chats: list[tuple[str, int]]
+) -> BatchOutcome:
     """Chat by chat, call by call, under a progress bar; Ctrl-C stops after the current call."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, stop.set)
-    saved = 0
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("calls"),
-        TimeElapsedColumn(),
-    )
+    starts = accumulate((calls for _, calls in chats), initial=0)
+    calls_before = {chat_id: start for (chat_id, _), start in zip(chats, starts, strict=False)}
     try:
-        with Progress(*columns, transient=False) as bar:
+        with RichProgress(*PROGRESS_COLUMNS, transient=False) as bar:
             task = bar.add_task("batch", total=sum(calls for _, calls in chats))
-            for chat_id, _ in chats:
-                if stop.is_set():
-                    break
-                bar.update(task, description=chat_id[:40])
 
-                def advance(report: ExtractionReport, done: int, total: int) -> None:
-                    if done:
-                        bar.advance(task)
+            def advance(report: ExtractionReport, done: int, total: int) -> None:
+                # Counted from the chat's start, so a chat that failed halfway is passed over.
+                bar.update(
+                    task,
+                    description=progress_label(report.chat),
+                    completed=calls_before[report.chat] + done,
+                )
 
-                report = await service.extract(character, chat_id, progress=advance, stop=stop)
-                saved += report.saved
-                if report.stopped:
-                    break
+            return await admin.run_batch(
+                character, [c for c, _ in chats], progress=advance, stop=stop
+            )
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-    typer.echo(f"{saved} memories saved")
-    if stop.is_set():
-        typer.echo("stopped; progress is saved per call, run the batch again to continue")
+
+
+def progress_label(chat_id: str, width: int = 48) -> str:
+    """A chat's name that fits `width`, shortened in the middle: its date stays readable."""
+    if len(chat_id) <= width:
+        return chat_id
+    head = width // 3
+    return f"{chat_id[:head]}…{chat_id[len(chat_id) - (width - head - 1) :]}"
 
 
 @app.command()
@@ -172,6 +296,11 @@ def status(character: CharacterArg, chat: ChatOption = None) -> None:
     typer.echo(f"  {shown.bullets} memories in {shown.blocks} blocks")
     for row in shown.chats:
         typer.echo(f"  {row.chat}")
+        if row.problem:
+            typer.secho(
+                f"    skipped, cannot be read: {row.problem}", err=True, fg=typer.colors.YELLOW
+            )
+            continue
         typer.echo(
             f"    {row.progress}  {row.readiness}  last extracted: "
             f"{row.last_extracted if row.last_extracted >= 0 else 'none'} of {row.messages}"
@@ -183,11 +312,29 @@ def status(character: CharacterArg, chat: ChatOption = None) -> None:
 @app.command()
 def pin(
     character: CharacterArg,
-    text: Annotated[str, typer.Argument(help="One memory per line.")],
+    text: Annotated[
+        str | None,
+        typer.Argument(help="One memory per line; `-` reads them from standard input."),
+    ] = None,
+    message: Annotated[
+        int | None,
+        typer.Option("--message", help="Pin this chat message (its index) instead of text."),
+    ] = None,
     chat: ChatOption = None,
 ) -> None:
-    """Save text as memories directly (no LLM): each line becomes a bullet."""
-    pinned = asyncio.run(state.app().extraction_admin.pin(character, text, chat=chat))
+    """Save memories directly (no LLM): each line of TEXT, or one chat message, is a bullet."""
+    admin = state.app().extraction_admin
+    if (text is None) == (message is None):
+        raise ConfigError(
+            "give the TEXT to pin, `-` to read it from standard input, or --message N"
+        )
+    if message is not None:
+        pinned = asyncio.run(admin.pin_message(character, message, chat=chat))
+    else:
+        lines = sys.stdin.read() if text == "-" else text
+        pinned = asyncio.run(admin.pin(character, lines or "", chat=chat))
+    if pinned.chosen_because:
+        typer.echo(f"chat: {pinned.chat} ({pinned.chosen_because}; --chat picks another)")
     count = len(pinned.memories)
     typer.echo(f"pinned {count} memor{'y' if count == 1 else 'ies'} in {pinned.file}")
     for warning in pinned.warnings:
@@ -222,9 +369,11 @@ def log(
 ) -> None:
     """The activity log: every step charmemory took."""
     activity = state.app().activity
+    who = _logged_character(character) if character is not None else None
     last = 0
+    shown_prompts = False
     while True:
-        for entry in activity.entries(character=character, after_id=last, limit=limit):
+        for entry in activity.entries(character=who, after_id=last, limit=limit):
             where = "/".join(x for x in (entry.character, entry.chat) if x)
             typer.echo(f"{entry.at} {entry.level:<7} {entry.kind:<18} {where}  {entry.message}")
             if verbose and entry.data:
@@ -232,7 +381,30 @@ def log(
                     "    "
                     + json.dumps(entry.data, ensure_ascii=False, indent=2).replace("\n", "\n    ")
                 )
+                shown_prompts |= bool(VERBOSE_KEYS & entry.data.keys())
             last = entry.id
+        if verbose and not shown_prompts:
+            typer.echo(
+                "no prompts or answers were recorded: they are kept only while "
+                "extraction.verbose_log is on (`charmemory settings set extraction.verbose_log "
+                "true`, then extract)"
+            )
+            shown_prompts = True  # said once
         if not follow:
             return
         time.sleep(1.0)
+
+
+# What an extraction records only with extraction.verbose_log on.
+VERBOSE_KEYS = frozenset({"prompt", "response"})
+
+
+def _logged_character(name: str) -> str:
+    """The character's name as the log keeps it; unknown and never logged: an error."""
+    try:
+        return state.app().library.character(name).name
+    except NotFoundError:
+        # A character whose card is gone still has its history in the log.
+        if state.app().activity.entries(character=name, limit=1):
+            return name
+        raise

@@ -95,7 +95,13 @@ def test_model(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="Response budget.", show_default=False)
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            help="Response budget (default: extraction.max_response_tokens).",
+            show_default=False,
+            min=1,
+        ),
     ] = None,
 ) -> None:
     """Send a tiny request with a known answer and say how the model did.
@@ -104,7 +110,7 @@ def test_model(
     instruction; 2: the request failed (the reason is printed).
     """
     overrides = {"provider": provider, "model": model, "base_url": base_url}
-    result = asyncio.run(state.app().providers.test_model({**overrides, "max_tokens": max_tokens}))
+    result = asyncio.run(state.app().providers.test_model(overrides, max_tokens=max_tokens))
     typer.echo(_describe(result), err=result.status == "error")
     if result.status != "ok":
         raise typer.Exit(EXIT_WARNING if result.status == "warning" else EXIT_ERROR)

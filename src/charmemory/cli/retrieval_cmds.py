@@ -10,8 +10,9 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.composition import read_text_file
 from charmemory.core.retrieval import Collection
-from charmemory.errors import ConfigError, NotFoundError
+from charmemory.errors import ConfigError
 from charmemory.ports import SyncReport
 from charmemory.services.retrieval import Result
 
@@ -102,14 +103,12 @@ def search(
     """
     if (query is None) == (queries is None):
         raise ConfigError("give one query, or --queries FILE with one query per line")
-    if queries is not None and not queries.is_file():
-        raise NotFoundError(f"no such file: {queries}")
     if k is not None and k < 1:
         raise ConfigError("-k must be at least 1")
     if query is not None and not query.strip():
         raise ConfigError("the query is empty: say what to look for")
     asked = (
-        [line for line in queries.read_text(encoding="utf-8").splitlines() if line.strip()]
+        [line for line in read_text_file(queries).splitlines() if line.strip()]
         if queries is not None
         else [query or ""]
     )

@@ -9,6 +9,10 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.errors import FormatError
+from charmemory.formats.group import looks_like_group
+from charmemory.services.memory_manager import MemoryListing
+from charmemory.services.repair import Repaired
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")
@@ -25,19 +29,24 @@ def import_files(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Cards (.png/.json), chats (.jsonl), lorebooks (.json), memory files (.md)."
+            help="Cards (.png/.json), chats (.jsonl), lorebooks (.json), memory files (.md), "
+            "groups (groups/<id>.json) and group chats."
         ),
     ],
     character: Annotated[
         str | None, typer.Option(help="Whose chat this is, when the file does not say.")
     ] = None,
+    group: Annotated[
+        str | None,
+        typer.Option(help="The group a group chat belongs to, when no group lists it."),
+    ] = None,
 ) -> None:
     """Copy SillyTavern files into the workspace, each into its place."""
     app_ = state.app()
-    # Cards first, so chats that follow on the same command line find their character.
-    ordered = sorted(files, key=lambda p: p.suffix.lower() != ".png" and not _is_card_json(p))
+    # Cards first, then groups, so the chats that follow find their characters and groups.
+    ordered = sorted(files, key=_import_rank)
     for path in ordered:
-        done = app_.library.import_file(path, character=character)
+        done = app_.library.import_file(path, character=character, group=group)
         where = done.target.relative_to(app_.root)
         note = "already there" if done.unchanged else "imported"
         typer.echo(
@@ -45,13 +54,73 @@ def import_files(
         )
 
 
-def _is_card_json(path: Path) -> bool:
-    if path.suffix.lower() != ".json":
-        return False
+def _import_rank(path: Path) -> int:
+    """0 for cards, 1 for groups, 2 for the rest (chats, lorebooks, memory files)."""
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        return 0
+    if suffix != ".json":
+        return 2
     try:
-        return "entries" not in json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError):
-        return False
+        return 2
+    if not isinstance(document, dict) or "entries" in document:
+        return 2
+    return 1 if looks_like_group(document) else 0
+
+
+@app.command()
+def repair(
+    force: Annotated[
+        bool, typer.Option("--force", help="Rebuild the state database even if it is sound.")
+    ] = False,
+    assume_extracted: Annotated[
+        bool,
+        typer.Option(
+            "--assume-extracted",
+            help="Mark chats that have memories but no extraction progress as extracted "
+            "up to their last message.",
+        ),
+    ] = False,
+) -> None:
+    """Rebuild charmemory/state.db from the memory files and chats (the damaged one is kept)."""
+    done = state.app().repair.repair(force=force, assume_extracted=assume_extracted)
+    if done.damaged_copy is None:
+        typer.echo("the state database is sound; nothing rebuilt (--force rebuilds it anyway)")
+    else:
+        typer.echo(f"rebuilt the state database ({done.problem or 'on request'})")
+        typer.echo(f"  the damaged file is kept as {done.damaged_copy}")
+        _repair_details(done)
+    for marked in done.marked_extracted:
+        typer.echo(
+            f"  marked extracted: {marked.character} / {marked.chat} "
+            f"(up to message {marked.last_message})"
+        )
+    if done.progress_unknown:
+        typer.secho(
+            f"  {len(done.progress_unknown)} chats have memories but no extraction progress; "
+            "`extract` would read them from the start (and may save some memories twice), "
+            "`charmemory repair --assume-extracted` marks them extracted up to their last "
+            "message instead:",
+            fg=typer.colors.YELLOW,
+        )
+        for unknown in done.progress_unknown:
+            typer.echo(f"    {unknown.character} / {unknown.chat}")
+
+
+def _repair_details(done: Repaired) -> None:
+    salvaged = done.salvaged
+    if salvaged is not None:
+        typer.echo(f"  recovered: {', '.join(salvaged.recovered) or 'nothing'}")
+        if salvaged.lost:
+            typer.secho(f"  could not recover: {', '.join(salvaged.lost)}", fg=typer.colors.YELLOW)
+        typer.echo(f"  started again: {'; '.join(salvaged.not_carried)}")
+    count = len(done.memory_files)
+    files = "1 memory file recorded as it is" if count == 1 else f"{count} memory files recorded"
+    typer.echo(f"  {files} now: the first version of a new history")
+    for file, problem in done.unreadable:
+        typer.secho(f"  warning: {file}: {problem}", fg=typer.colors.YELLOW, err=True)
 
 
 @app.command()
@@ -79,10 +148,35 @@ def chats(
     who = library.character(character)
     refs = library.chats(who)
     for ref in refs:
-        loaded = library.load_chat(ref)
+        try:
+            loaded = library.load_chat(ref)
+        except FormatError as error:  # one damaged chat must not hide the others
+            typer.secho(f"skipped {ref.id}: {error}", err=True, fg=typer.colors.YELLOW)
+            continue
         typer.echo(f"{ref.id}\t{len(loaded.chat.messages)} messages")
     if not refs:
         typer.echo(f"{who.name} has no chats yet")
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _echo_json_listing(listing: MemoryListing) -> None:
+    """The listing as one JSON document, a block a line: it streams (`| head` shows the
+    first blocks at once) and the C encoder writes it (a pretty-printed 100,000
+    memories took seconds)."""
+    head = _JSON({"file": listing.file, "exists": listing.exists, "chat": listing.chat})
+    lines = [head[:-1] + ', "blocks": [']
+    for number, block in enumerate(listing.blocks, start=1):
+        item = {
+            "chat": block.chat,
+            "date": block.date,
+            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
+            "notes": list(block.notes),
+        }
+        lines.append("  " + _JSON(item) + ("," if number < len(listing.blocks) else ""))
+    lines.append("]}")
+    typer.echo("\n".join(lines))
 
 
 @memories_app.command("show")
@@ -96,26 +190,7 @@ def memories_show(
     """Show a character's memories, block by block."""
     listing = state.app().memories.list(character, chat=chat)
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "file": listing.file,
-                    "exists": listing.exists,
-                    "chat": listing.chat,
-                    "blocks": [
-                        {
-                            "chat": block.chat,
-                            "date": block.date,
-                            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
-                            "notes": list(block.notes),
-                        }
-                        for block in listing.blocks
-                    ],
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        _echo_json_listing(listing)
         return
     if listing.chosen_because:
         typer.echo(f"chat: {listing.chat} ({listing.chosen_because}; --chat picks another)")

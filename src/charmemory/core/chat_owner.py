@@ -52,6 +52,10 @@ _SOURCE_PHRASES: dict[OwnerSource, str] = {
 _CHATS_FOLDER = "chats"
 _GROUP_CHATS_FOLDER = "group chats"
 _PASS = "pass --character NAME"
+_GROUP_PASS = (
+    "a group chat has no single owner: pass --group GROUP to import it into a group, "
+    "or --character NAME to import it as that character's chat"
+)
 _NAMES_SHOWN = 5
 
 
@@ -109,10 +113,7 @@ def resolve_chat_owner(
         return ChatOwner(folder.matches[0], "folder")
     group = _group_chat_reason(chat, where)
     if group is not None:
-        raise ChatOwnerError(
-            f"{prefix}this is a SillyTavern group chat ({group}); a group chat has no "
-            f"single owner: {_PASS} to import it as that character's chat"
-        )
+        raise ChatOwnerError(f"{prefix}this is a SillyTavern group chat ({group}); {_GROUP_PASS}")
     clues = [
         clue
         for clue in (folder, _name_clue(chat, where, known), _message_clue(chat, known))
@@ -147,8 +148,7 @@ def _decide(clues: list[_Clue[C]], known: Sequence[C], prefix: str) -> ChatOwner
     if several is not None:
         raise ChatOwnerError(
             f"{prefix}its messages are by several characters ({_quoted(several.said)}), as "
-            f"in a group chat; a group chat has no single owner: {_PASS} to import it "
-            "as that character's chat"
+            f"in a group chat; {_GROUP_PASS}"
         )
     stems = ", ".join(c.stem for c in allowed)
     found = "; ".join(clue.describe() for clue in telling)

@@ -30,16 +30,25 @@ SPEECH = "speech"
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A bullet the model wrote that is not saved, and why (TRUNCATED, SPEECH, OVER_CAP)."""
+
+    reason: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ParsedAnswer:
     """Bullets by block, in answer order. Each warning reads `<code>: <detail>`."""
 
     blocks: list[list[str]]
     warnings: list[str] = field(default_factory=list)
     nothing_new: bool = False
+    left_out: list[LeftOut] = field(default_factory=list)
 
     @property
     def bullets(self) -> list[str]:
-        return [bullet for block in self.blocks for bullet in block]
+        return _flat(self.blocks)
 
     def has_warning(self, code: str) -> bool:
         return any(warning.split(":", 1)[0] == code for warning in self.warnings)
@@ -60,6 +69,12 @@ _SENTENCE_END = tuple(".!?…\"'”’»)]*_~")
 # charts, Navigator Carrow?" as a memory.
 # Hyphens are part of the word: "a thank-you note" is a fact.
 _SECOND_PERSON = re.compile(r"(?<![\w-])(?:you|your|yours|yourself|yourselves)(?![\w-])", re.I)
+# A whole block closing the text: its tags on their own lines, only `- ` bullets inside.
+_FINAL_BLOCK = re.compile(
+    r"(?:\A|\n)[ \t]*(<memory\b[^>\n]*>[ \t]*\n(?:[ \t]*\n)*"
+    r"(?:[ \t]*-[ \t]+\S[^\n]*\n(?:[ \t]*\n)*)+[ \t]*</memory\s*>)\Z",
+    re.I,
+)
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»')
 _REFUSAL = re.compile(
     r"\b(?:i'?m sorry|i am sorry|i apologi[sz]e|i can'?t|i cannot|i won'?t|i will not|"
@@ -92,6 +107,7 @@ def parse_answer(
         blocks = [_bullets(text, plain_lines=False)]
         cut_block = False
 
+    left_out: list[LeftOut] = []
     if unfinished_reasoning:
         warnings.append(f"{TRUNCATED}: the answer ended inside the model's reasoning")
     elif finish_reason == "length" or cut_block:
@@ -99,11 +115,12 @@ def parse_answer(
         warnings.append(f"{TRUNCATED}: the answer {why}; only complete bullets were kept")
         last_closed = bool(pieces) and not cut_block
         if not last_closed and blocks[-1] and not blocks[-1][-1].endswith(_SENTENCE_END):
-            blocks[-1].pop()
+            left_out.append(LeftOut(TRUNCATED, blocks[-1].pop()))
 
     spoken = [bullet for block in blocks for bullet in block if is_speech(bullet)]
     if spoken:
         blocks = [[bullet for bullet in block if not is_speech(bullet)] for block in blocks]
+        left_out += [LeftOut(SPEECH, bullet) for bullet in spoken]
         warnings.append(
             f"{SPEECH}: left out {len(spoken)} bullet(s) that speak to someone instead of "
             f"stating a fact, e.g. {spoken[0]!r}"
@@ -121,7 +138,9 @@ def parse_answer(
             )
     total = sum(len(block) for block in blocks)
     if total > max_bullets:
-        blocks = _first(blocks, max_bullets)
+        kept = _first(blocks, max_bullets)
+        left_out += [LeftOut(OVER_CAP, bullet) for bullet in _flat(blocks)[max_bullets:]]
+        blocks = kept
         warnings.append(
             f"{OVER_CAP}: the model wrote {total} bullets; kept the first {max_bullets}"
         )
@@ -135,7 +154,24 @@ def parse_answer(
         warnings.append(_empty_reason(text))
     # Only copied dialogue: the model read the chat and found no fact in it.
     nothing_new = not blocks and (said_nothing_new or bool(spoken))
-    return ParsedAnswer(blocks, warnings, nothing_new=nothing_new)
+    return ParsedAnswer(blocks, warnings, nothing_new=nothing_new, left_out=left_out)
+
+
+def answer_in_reasoning(reasoning: str) -> str | None:
+    """The answer a model left at the very end of its reasoning, or None.
+
+    Some models (and some provider settings) return an empty content field with the
+    whole answer inside the reasoning. Reasoning is full of drafts, so only what it
+    ends with counts: one complete `<memory>` block of `- ` bullets, or a last line
+    saying NO_NEW_MEMORIES. Anything after it, an unclosed block or a line that is
+    not a bullet means it was still drafting: None.
+    """
+    text = reasoning.replace("\r\n", "\n").rstrip()
+    block = _FINAL_BLOCK.search(text)
+    if block is not None:
+        return block.group(1)
+    last_line = text.rpartition("\n")[2]
+    return SENTINEL if _is_sentinel(last_line) else None
 
 
 def is_speech(bullet: str) -> bool:
@@ -230,6 +266,10 @@ def _clean_bullet(text: str) -> str:
 
 def _is_sentinel(text: str) -> bool:
     return re.sub(r"[^a-z]", "", text.lower()) == "nonewmemories"
+
+
+def _flat(blocks: list[list[str]]) -> list[str]:
+    return [bullet for block in blocks for bullet in block]
 
 
 def _first(blocks: list[list[str]], limit: int) -> list[list[str]]:

@@ -1,12 +1,16 @@
 """The extraction prompt: our default wording, placeholders, and a safe renderer.
 
-A template is plain text with `{{placeholders}}`. Lines holding only `@system` or
+A template is plain text with `{{placeholders}}`. `{{pointOfView}}` is empty in a
+solo chat; in a group chat it says whose memories are written (one extraction
+per member, each from that member's point of view). Lines holding only `@system` or
 `@user` start a message with that role; a template without them is one user message.
 The template is split into messages before anything is substituted, and substitution
 is a single pass, so chat text can neither add a message nor smuggle in a placeholder
 (a message saying `{{char}}` stays `{{char}}`). Placeholder names are matched without
 regard to case or spaces (`{{ Char }}`), as in SillyTavern; unknown ones stay as
-written and `check_template` reports them.
+written and `check_template` reports them. The names the SillyTavern CharMemory
+extension and SillyTavern's own macros use for the same values (`{{charName}}`,
+`{{userName}}`) are aliases, so a prompt tuned there works here unchanged.
 
 Every substituted value has its `<` made inert before the prompt's own section tags
 and before `<memory`, so no card, memory or message can close its section early.
@@ -15,6 +19,7 @@ and before `<memory`, so no card, memory or message can close its section early.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.core.message_cleaning import neutralise_tags
@@ -38,7 +43,7 @@ DEFAULT_EXTRACTION_PROMPT = """\
 You keep the long-term memory of {{char}}, a character in an ongoing role-play with \
 {{user}}. You read the newest part of their chat and write down only what {{char}} \
 would still know and care about months from now. What you write becomes {{char}}'s \
-memory, so it must be accurate, specific and short.
+memory, so it must be accurate, specific and short.{{pointOfView}}
 
 You receive three sections, each between its own tags:
 1. <character_card>: who {{char}} was from the start. This is baseline knowledge: \
@@ -129,6 +134,7 @@ class PromptValues:
     existing_memories: str
     recent_messages: str
     max_bullets: int
+    point_of_view: str = ""  # what a group chat adds (`point_of_view`); empty in a solo chat
 
     def by_placeholder(self) -> dict[str, str]:
         """Values by lower-cased placeholder name; an empty section says so in words."""
@@ -139,16 +145,52 @@ class PromptValues:
             "existingmemories": self.existing_memories.strip() or NO_MEMORIES,
             "recentmessages": self.recent_messages.strip(),
             "maxbullets": str(self.max_bullets),
+            "pointofview": self.point_of_view,
         }
 
 
-_KNOWN = {"char", "user", "charcard", "existingmemories", "recentmessages", "maxbullets"}
+_KNOWN = {
+    "char",
+    "user",
+    "charcard",
+    "existingmemories",
+    "recentmessages",
+    "maxbullets",
+    "pointofview",
+}
+# Other names for our placeholders (lower-cased): the CharMemory extension's prompt says
+# {{charName}}, and SillyTavern's macros accept {{charName}} and {{userName}}.
+ALIASES = {"charname": "char", "username": "user"}
+
+
+def _canonical(name: str) -> str:
+    lowered = name.lower()
+    return ALIASES.get(lowered, lowered)
+
+
+def point_of_view(char: str, user: str, members: Sequence[str] | None) -> str:
+    """`{{pointOfView}}`: in a group chat (``members`` given), whose memories these are.
+
+    Every member hears the whole chat, so each member's extraction reads the same
+    messages; this keeps the memories ``char``'s own. A solo chat adds nothing.
+    """
+    if members is None:
+        return ""
+    others = [name for name in dict.fromkeys(members) if name != char]
+    company = ", ".join([*others, user])
+    return (
+        f" This is a group chat: {char} shares it with {company}, and every message is "
+        f"labelled with its speaker's name. Write {char}'s memories from {char}'s point of "
+        f"view: what {char} said and did, what {char} saw and heard the others say and do, "
+        f"and what {char} learned from it. What the others said or did is theirs, never "
+        f"{char}'s: name who did what."
+    )
 
 
 def check_template(template: str) -> list[str]:
     """Warnings about a custom template; raises ConfigError when it cannot work at all."""
     names = [match.group(1) for match in _PLACEHOLDER.finditer(template)]
-    lowered = {name.lower() for name in names}
+    lowered = {_canonical(name) for name in names}
     if REQUIRED.lower() not in lowered:
         raise ConfigError(
             "the extraction prompt must contain {{recentMessages}}: without it the model "
@@ -157,7 +199,7 @@ def check_template(template: str) -> list[str]:
     warnings = [
         f"unknown placeholder {{{{{name}}}}} is sent as written"
         for name in dict.fromkeys(names)
-        if name.lower() not in _KNOWN
+        if _canonical(name) not in _KNOWN
     ]
     warnings += [
         f"{{{{{name}}}}} is missing: {consequence}"
@@ -176,7 +218,7 @@ def render_prompt(template: str, values: PromptValues) -> list[tuple[str, str]]:
     }
 
     def substitute(match: re.Match[str]) -> str:
-        return replacements.get(match.group(1).lower(), match.group(0))
+        return replacements.get(_canonical(match.group(1)), match.group(0))
 
     messages = []
     for role, part in _split_roles(template):

@@ -14,7 +14,7 @@ from typing import Any
 from charmemory.core.naming import checked_file_name
 from charmemory.core.providers import preset_named
 from charmemory.core.settings.spec import Setting, checked
-from charmemory.errors import UnsafePathError
+from charmemory.errors import CharMemoryError, ResponseBudgetError, UnsafePathError
 
 GROUP = "extraction"
 
@@ -125,3 +125,26 @@ class ExtractionSettings:
     def from_values(cls, values: Mapping[str, Any]) -> ExtractionSettings:
         """From values by full name (`extraction.interval`); other names are left alone."""
         return cls(**{s.short: values[s.name] for s in SETTINGS if values.get(s.name) is not None})
+
+
+def response_budget_hint(current: int) -> str:
+    """What to change when answers run out of room: the setting, its value, a next value."""
+    setting = _BY_SHORT["max_response_tokens"]
+    high = int(setting.high or current)
+    if current >= high:
+        return (
+            f"{setting.name} is already {current}, its maximum: turn the model's reasoning "
+            "down (model.extra_params) or choose a model that reasons less"
+        )
+    suggested = min(high, max(2 * current, 2000))
+    return (
+        f"{setting.name} is {current}: raise it, e.g. "
+        f"`charmemory settings set {setting.name} {suggested}`"
+    )
+
+
+def explain_budget(error: CharMemoryError, current: int) -> CharMemoryError:
+    """`error`, naming the setting to change when the response budget ran out."""
+    if isinstance(error, ResponseBudgetError):
+        return ResponseBudgetError(f"{error}; {response_budget_hint(current)}")
+    return error

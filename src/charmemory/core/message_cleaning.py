@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from charmemory.core.watermark import SourceMessage
 from charmemory.formats.unprintable import without_unprintable
@@ -72,12 +73,20 @@ def clean_message_text(text: str) -> str:
     return _BLANK_RUN.sub("\n\n", text).strip()
 
 
-def render_messages(messages: Iterable[SourceMessage], *, user_name: str, char_name: str) -> str:
-    """`Name: text` paragraphs for the prompt; hidden and empty-after-cleaning ones left out.
+@dataclass(frozen=True)
+class RenderedMessage:
+    """One message as the prompt shows it: its chat index, speaker and cleaned text."""
 
-    An empty result means the chunk holds nothing to send (its watermark still advances).
-    """
-    paragraphs = []
+    index: int
+    name: str
+    text: str
+
+
+def cleaned_messages(
+    messages: Iterable[SourceMessage], *, user_name: str, char_name: str
+) -> list[RenderedMessage]:
+    """The messages to send, cleaned; hidden and empty-after-cleaning ones left out."""
+    rendered = []
     for message in messages:
         if message.is_hidden:
             continue
@@ -86,8 +95,21 @@ def render_messages(messages: Iterable[SourceMessage], *, user_name: str, char_n
             continue
         name = message.name or (user_name if message.is_user else char_name)
         name = " ".join(without_unprintable(name).split())
-        paragraphs.append(f"{neutralise_tags(name)}: {text}")
-    return "\n\n".join(paragraphs)
+        rendered.append(RenderedMessage(message.index, neutralise_tags(name), text))
+    return rendered
+
+
+def join_messages(messages: Iterable[RenderedMessage]) -> str:
+    """`Name: text` paragraphs for the prompt.
+
+    An empty result means the chunk holds nothing to send (its watermark still advances).
+    """
+    return "\n\n".join(f"{message.name}: {message.text}" for message in messages)
+
+
+def render_messages(messages: Iterable[SourceMessage], *, user_name: str, char_name: str) -> str:
+    """`Name: text` paragraphs of the messages to send (see `cleaned_messages`)."""
+    return join_messages(cleaned_messages(messages, user_name=user_name, char_name=char_name))
 
 
 def _drop_fenced_blocks(text: str) -> str:

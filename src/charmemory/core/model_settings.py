@@ -34,9 +34,11 @@ from charmemory.errors import ConfigError
 
 GROUP = "model"
 
-DEFAULT_MAX_TOKENS = 2000
 DEFAULT_TEMPERATURE = 0.5
-DEFAULT_CONTEXT_SIZE = 8192  # the embedded model's window; hosted models read more
+DEFAULT_MAX_TOKENS = 2000
+# Most hosted models read 32k tokens or more; a smaller context only costs prompt room.
+DEFAULT_CONTEXT_SIZE = 32_768
+LOCAL_CONTEXT_SIZE = 8192  # what the embedded model is loaded with unless told otherwise
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 180.0  # reasoning models can think for minutes before a byte
 DEFAULT_MAX_RETRIES = 3
@@ -99,22 +101,24 @@ SETTINGS: tuple[Setting, ...] = (
         blank_is_unset=True,
     ),
     _setting(
+        "context_size",
+        "int",
+        DEFAULT_CONTEXT_SIZE,
+        "tokens the model reads, prompt and response together (extraction's prompt fits in it)",
+        scopes=_PER_PROVIDER,
+        low=1024,
+        high=10_000_000,
+    ),
+    _setting(
         "max_tokens",
         "int",
         DEFAULT_MAX_TOKENS,
-        "most tokens one response may use, reasoning included",
+        "most tokens a chat reply may use, reasoning included (extraction has its own: "
+        "extraction.max_response_tokens)",
         low=1,
         high=1_000_000,
     ),
     _setting("temperature", "number", DEFAULT_TEMPERATURE, "sampling temperature", low=0, high=2),
-    _setting(
-        "context_size",
-        "int",
-        DEFAULT_CONTEXT_SIZE,
-        "tokens the model reads, prompt and answer together",
-        low=512,
-        high=10_000_000,
-    ),
     _setting("system_prompt", "text", "", "text put before every conversation"),
     _setting(
         "connect_timeout",
@@ -168,6 +172,8 @@ def _preset_default(setting: Setting, provider: str | None) -> Any:
         return (preset.base_url or None) if preset else None
     if setting.short == "structured_output":
         return preset.structured_output if preset else "prompt"
+    if setting.short == "context_size" and provider == EMBEDDED:
+        return LOCAL_CONTEXT_SIZE
     return setting.default
 
 
@@ -231,9 +237,9 @@ class ModelSettings:
     provider: str
     model: str
     base_url: str
+    context_size: int = DEFAULT_CONTEXT_SIZE
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = DEFAULT_TEMPERATURE
-    context_size: int = DEFAULT_CONTEXT_SIZE
     system_prompt: str = ""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT

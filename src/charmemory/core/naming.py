@@ -12,6 +12,13 @@ the workspace has a name that maps to the same stem (case ignored), each of them
 gets a short hash of its own name (`Ann_B-3f2a1c-memories.md`): the same names
 give the same files whatever order the cards came in, and none keeps the plain
 name another one may have written to.
+
+Filesystems take names of at most 255 bytes, and a write needs room for its
+temporary file (`.<name>.<pid>.tmp`) beside the target. A derived name longer
+than `MAX_NAME_BYTES` keeps its beginning and its suffix and gets a short hash
+of the whole name in between, so it stays the same on every run and two long
+names that differ only at the end stay apart. An override longer than that is
+refused: a person chose it, so it is not rewritten behind their back.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ import re
 from collections.abc import Iterable
 
 from charmemory.errors import UnsafePathError
+
+MAX_NAME_BYTES = 240  # 255, less the temporary file's `.` + `.<pid>.tmp`
+_HASH_CHARS = 10
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 # Names Windows refuses and that make a file hard to reach from a shell.
@@ -68,13 +78,27 @@ def memory_file_name(
         if chat_id is None:
             return name
         stem, dot, suffix = name.rpartition(".")
-        return f"{stem or suffix}-chat{sanitize(chat_id)}{dot + suffix if stem else ''}"
+        if not stem:
+            return fitted(f"{suffix}-chat{sanitize(chat_id)}")
+        return fitted(f"{stem}-chat{sanitize(chat_id)}", dot + suffix)
     if not character.strip():
         raise UnsafePathError("a character needs a name before it can have a memory file")
     stem = memory_file_stem(character, names)
     if chat_id is not None:
         stem = f"{stem}-chat{sanitize(chat_id)}"
-    return f"{stem}-memories.md"
+    return fitted(stem, "-memories.md")
+
+
+def fitted(stem: str, suffix: str = "") -> str:
+    """`stem + suffix`, its stem shortened with a hash of it when the name is too long."""
+    name = stem + suffix
+    if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
+        return name
+    tag = "-" + hashlib.sha256(stem.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+    room = MAX_NAME_BYTES - len((tag + suffix).encode("utf-8"))
+    # Cut on a character boundary, so an override's multi-byte letter is never split.
+    kept = stem.encode("utf-8")[:room].decode("utf-8", errors="ignore")
+    return kept + tag + suffix
 
 
 def checked_file_name(name: str, *, default_suffix: str = "") -> str:
@@ -92,4 +116,10 @@ def checked_file_name(name: str, *, default_suffix: str = "") -> str:
         )
     if default_suffix and "." not in cleaned:
         cleaned += default_suffix
+    size = len(cleaned.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise UnsafePathError(
+            f"{cleaned[:40]!r}… is too long for a file name ({size} bytes in UTF-8; "
+            f"at most {MAX_NAME_BYTES})"
+        )
     return cleaned

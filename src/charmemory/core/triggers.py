@@ -90,3 +90,13 @@ def format_wait(wait: timedelta) -> str:
     seconds = max(1, -(-wait // timedelta(seconds=1)))
     minutes, seconds = divmod(seconds, 60)
     return f"{minutes}m {seconds}s" if minutes else f"{seconds}s"
+
+
+def why_not(decision: Decision) -> str:
+    """Why an automatic extraction did not run: `12/20 msgs`, `cooldown 4m 10s left`."""
+    count, interval = decision.progress
+    if decision.reason == "disabled":
+        return "automatic extraction is off (extraction.auto_extract)"
+    if decision.reason == "cooldown" and decision.cooldown_left is not None:
+        return f"cooldown {format_wait(decision.cooldown_left)} left ({count}/{interval} msgs)"
+    return f"{count}/{interval} msgs"

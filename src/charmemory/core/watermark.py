@@ -15,7 +15,7 @@ neither skips new messages nor extracts old ones twice.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Literal
@@ -111,6 +111,17 @@ def chunk(messages: Sequence[SourceMessage], per_call: int) -> list[list[SourceM
         chunks.append(list(messages[start : start + size]))
         start += size
     return chunks
+
+
+def index_ranges(indices: Iterable[int]) -> str:
+    """Message positions as people read them: `0-9, 12, 14-20` (sorted, runs joined)."""
+    runs: list[list[int]] = []
+    for index in sorted(set(indices)):
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def pending_character_messages(messages: Sequence[SourceMessage], watermark: Watermark) -> int:

@@ -26,6 +26,7 @@ from charmemory.formats.png_chunks import (
     text_chunk_keyword,
     text_chunk_text,
 )
+from charmemory.formats.unicode_text import without_lone_surrogates
 
 CardSpec = Literal["v1", "v2", "v3"]
 
@@ -207,14 +208,15 @@ def _coerce(name: str, value: Any, source: str | None) -> Any:
         if isinstance(value, dict):
             return value
     elif name == "tags" and isinstance(value, str):
-        return tuple(tag.strip() for tag in value.split(",") if tag.strip())
+        tags = without_lone_surrogates(value).split(",")
+        return tuple(tag.strip() for tag in tags if tag.strip())
     elif name == "alternate_greetings" and isinstance(value, str):
-        return (value,)
+        return (without_lone_surrogates(value),)
     elif name in _EMPTY:
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            return tuple(value)
+            return tuple(without_lone_surrogates(item) for item in value)
     elif isinstance(value, str):
-        return value
+        return without_lone_surrogates(value)
     elif name == "character_version" and type(value) in (int, float):  # not bool
         return js_stringify(value)
     raise FormatError(f"card field {name!r} has the wrong type: {value!r:.60}", source=source)

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from charmemory.errors import FormatError
 from charmemory.formats.js_json import js_stringify
 from charmemory.formats.send_date import parse_send_date
+from charmemory.formats.unicode_text import without_lone_surrogates
 
 Role = Literal["user", "character", "narrator", "system"]
 
@@ -308,7 +309,9 @@ def _real_name(value: str | None) -> str | None:
 
 
 def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    # The mapping keeps what was read (so the file renders back byte for byte);
+    # what is read from it is text every later step can encode.
+    return without_lone_surrogates(value) if isinstance(value, str) else None
 
 
 def _tuple_or_none(value: Any) -> tuple[Any, ...] | None:

@@ -221,6 +221,14 @@ class Lorebook:
 def parse_lorebook(text: str, *, source: str | None = None) -> Lorebook:
     document = loads_json(text, source=source)
     entries = document.get("entries") if isinstance(document, dict) else None
+    if isinstance(entries, list):
+        # The form of a card's embedded book (`character_book.entries`): SillyTavern
+        # converts it only when it comes inside a card, never as a World Info file.
+        raise FormatError(
+            "a lorebook in an unsupported shape: its 'entries' is a list (the form "
+            "embedded in character cards); World Info files keep entries in an object by uid",
+            source=source,
+        )
     if not isinstance(entries, dict):
         raise FormatError("not a World Info file: no 'entries' object", source=source)
     parsed: dict[int, LorebookEntry] = {}

@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from json.encoder import encode_basestring
 
 from charmemory.errors import FormatError, NotFoundError
 from charmemory.formats.unprintable import without_unprintable
@@ -69,7 +70,10 @@ _NAMED_ENTITIES = {"amp": "&", "quot": '"', "lt": "<", "gt": ">"}
 
 def clean_memory_text(text: str) -> str:
     """Return ``text`` as a safe one-line bullet text; raise if nothing is left."""
-    cleaned = " ".join(_TAG_START.sub(TAG_LOOKALIKE, without_unprintable(text)).split())
+    text = without_unprintable(text)
+    if "<" in text:  # the substitution is the cost of reading a large file; most have no "<"
+        text = _TAG_START.sub(TAG_LOOKALIKE, text)
+    cleaned = " ".join(text.split())
     if not cleaned:
         raise FormatError("a memory cannot be empty")
     return cleaned
@@ -265,11 +269,13 @@ def _lines(text: str) -> list[str]:
 
 
 def _opening_match(line: str) -> re.Match[str] | None:
+    if "<" not in line:  # every line is tested: skip the regexes for the bulk of them
+        return None
     return _OPEN_QUOTED.fullmatch(line) or _OPEN_PLAIN.fullmatch(line)
 
 
 def _is_tag(line: str) -> bool:
-    return bool(_opening_match(line) or _CLOSE.fullmatch(line))
+    return "<" in line and bool(_opening_match(line) or _CLOSE.fullmatch(line))
 
 
 def _bullet_text(line: str) -> str | None:
@@ -531,29 +537,56 @@ _ID_TEXT = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _sorted_memory_id(attributes: list[tuple[str, str]], text: str, occurrence: int) -> str:
-    payload = _ID_TEXT([attributes, text, occurrence])
-    return hashlib.sha1(payload.encode("utf-8"), usedforsecurity=False).hexdigest()[:12]
+    return _IdHasher(attributes).memory_id(text, occurrence)
+
+
+class _IdHasher:
+    """Memory ids of one block's bullets: the hash of `[attributes, text, occurrence]`
+    as JSON, its attribute part hashed once per block (listing 100,000 bullets)."""
+
+    def __init__(self, sorted_attributes: list[tuple[str, str]]):
+        # `[[["chat", "x"]], "text", 0]`: json.dumps writes a list as "[" + items + "]",
+        # its items joined by ", ", and a string as `encode_basestring` does.
+        self._prefix = hashlib.sha1(
+            ("[" + _ID_TEXT(sorted_attributes) + ", ").encode("utf-8"), usedforsecurity=False
+        )
+
+    def memory_id(self, text: str, occurrence: int) -> str:
+        digest = self._prefix.copy()
+        digest.update(f"{encode_basestring(text)}, {occurrence}]".encode())
+        return digest.hexdigest()[:12]
+
+
+def memory_ids(file: MemoryFile) -> list[list[str]]:
+    """The id of every bullet, block by block, in file order (see `memory_id`)."""
+    ids: list[list[str]] = []
+    # Copies are counted per (attributes, text); attributes are numbered once per block.
+    attribute_sets: dict[tuple[tuple[str, str], ...], int] = {}
+    seen: dict[tuple[int, str], int] = {}
+    for block in file.blocks:
+        attributes = sorted(block.attributes)
+        same = attribute_sets.setdefault(tuple(attributes), len(attribute_sets))
+        hasher = _IdHasher(attributes)
+        block_ids = []
+        for bullet in block.bullets:
+            key = (same, bullet.text)
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            block_ids.append(hasher.memory_id(bullet.text, occurrence))
+        ids.append(block_ids)
+    return ids
 
 
 def list_bullets(file: MemoryFile) -> tuple[BulletRef, ...]:
-    refs: list[BulletRef] = []
-    seen: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
-    for block_index, block in enumerate(file.blocks):
-        attributes = sorted(block.attributes)
-        frozen = tuple(attributes)
-        for bullet_index, bullet in enumerate(block.bullets):
-            key = (frozen, bullet.text)
-            occurrence = seen.get(key, 0)
-            seen[key] = occurrence + 1
-            refs.append(
-                BulletRef(
-                    BulletAddress(block_index, bullet_index),
-                    _sorted_memory_id(attributes, bullet.text, occurrence),
-                    bullet.text,
-                    block,
-                )
-            )
-    return tuple(refs)
+    return tuple(
+        BulletRef(BulletAddress(block_index, bullet_index), memory_id, bullet.text, block)
+        for block_index, (block, block_ids) in enumerate(
+            zip(file.blocks, memory_ids(file), strict=True)
+        )
+        for bullet_index, (bullet, memory_id) in enumerate(
+            zip(block.bullets, block_ids, strict=True)
+        )
+    )
 
 
 def find_bullet(file: MemoryFile, memory_id: str) -> BulletRef:

@@ -45,11 +45,15 @@ _MARKER = re.compile(r"\s*(?:[-*•+]|\d+[.)])(?:\s+|$)")
 _HEADING = re.compile(r"\s*#{1,6}(?:\s|$)")
 
 
-def detect_layout(text: str) -> Layout:
-    """Which layout ``text`` is in; only ``legacy_sections`` and ``plain`` need migrating."""
+def detect_layout(text: str, parsed: MemoryFile | None = None) -> Layout:
+    """Which layout ``text`` is in; only ``legacy_sections`` and ``plain`` need migrating.
+
+    ``parsed`` is ``text`` already parsed, when the caller has it (a large file is
+    then read once).
+    """
     if not text.removeprefix(BOM).strip():
         return "empty"
-    parsed = parse_memory_file(text)
+    parsed = parse_memory_file(text) if parsed is None else parsed
     if parsed.block_count or stray_tag_lines(parsed):
         return "blocks"
     return "legacy_sections" if _SECTION.search(text.removeprefix(BOM)) else "plain"

@@ -5,6 +5,13 @@ constructors. Nothing here does IO. One module per kind of outside thing; every
 name is importable from `charmemory.ports`.
 """
 
+from charmemory.ports.books import (
+    BookStore,
+    BookTransactions,
+    BookWrite,
+    LoadedBook,
+    ProfileRepository,
+)
 from charmemory.ports.chat import (
     GenerationLog,
     LorebookStore,
@@ -33,6 +40,7 @@ from charmemory.ports.models import (
     StreamDelta,
     Usage,
 )
+from charmemory.ports.relay import CompletionRelay, RelayedPiece
 from charmemory.ports.retrieval import (
     IndexHit,
     IndexItem,
@@ -57,13 +65,18 @@ from charmemory.ports.workspace import (
     Character,
     CharacterLibrary,
     ChatRef,
+    ChatStamp,
     FileVersion,
+    GroupMembership,
     Imported,
     ImportKind,
     LatestChatRef,
     LoadedChat,
+    LoadedGroup,
     LoadedMemories,
     MemoryFileStore,
+    Salvaged,
+    StateDatabase,
 )
 
 __all__ = [
@@ -72,13 +85,18 @@ __all__ = [
     "ActivityRecorder",
     "AnswerFormat",
     "ApiKeyStore",
+    "BookStore",
+    "BookTransactions",
+    "BookWrite",
     "Character",
     "CharacterLibrary",
     "ChatMessage",
     "ChatModel",
     "ChatRef",
+    "ChatStamp",
     "ChatState",
     "Completion",
+    "CompletionRelay",
     "ConsolidatedMemories",
     "Embedder",
     "ExtractedBlock",
@@ -87,6 +105,7 @@ __all__ = [
     "FileVersion",
     "FreeText",
     "GenerationLog",
+    "GroupMembership",
     "ImportKind",
     "Imported",
     "IndexHit",
@@ -96,7 +115,9 @@ __all__ = [
     "KeyLookup",
     "LatestChatRef",
     "Level",
+    "LoadedBook",
     "LoadedChat",
+    "LoadedGroup",
     "LoadedMemories",
     "LorebookStore",
     "MemoryFileStore",
@@ -104,12 +125,16 @@ __all__ = [
     "NewMemories",
     "PendingAppend",
     "PreviewRepository",
+    "ProfileRepository",
     "PromptStore",
+    "RelayedPiece",
     "RetrievalIndex",
     "RetrievalLog",
     "RetrievalRecord",
     "Role",
+    "Salvaged",
     "SettingsRepository",
+    "StateDatabase",
     "StreamDelta",
     "SyncProgress",
     "SyncReport",

@@ -18,6 +18,14 @@ class LorebookStore(Protocol):
         """The book, or None when there is no book of that name."""
         ...
 
+    def version(self, name: str) -> str | None:
+        """The digest of the book as it is now (None: no such book)."""
+        ...
+
+    def save(self, name: str, book: Lorebook, *, expected: str | None) -> str:
+        """Write the book if it still is version `expected` (StaleVersionError otherwise)."""
+        ...
+
 
 @runtime_checkable
 class GenerationLog(Protocol):

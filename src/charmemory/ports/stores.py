@@ -42,6 +42,10 @@ class ApiKeyStore(Protocol):
 
     def remove(self, provider: str) -> bool: ...
 
+    def redact(self, text: str) -> str:
+        """`text` without any key known (stored or in the environment) or shaped like one."""
+        ...
+
 
 @runtime_checkable
 class PromptStore(Protocol):

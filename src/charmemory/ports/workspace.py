@@ -9,6 +9,7 @@ from typing import Literal, Protocol, runtime_checkable
 from charmemory.core.memory_history import Version
 from charmemory.formats.card import Card
 from charmemory.formats.chat import Chat
+from charmemory.formats.group import Group, GroupJoin
 from charmemory.formats.memory_file import MemoryFile
 
 
@@ -29,10 +30,30 @@ class Character:
 
 
 @dataclass(frozen=True)
+class GroupMembership:
+    """A group chat as one of its members takes part in it."""
+
+    group_id: str
+    group_name: str
+    members: tuple[str, ...]  # every member's name, in the group's order (muted ones too)
+    joined: GroupJoin | None = None  # set when the member joined after the chat began
+
+
+@dataclass(frozen=True)
 class ChatRef:
     character: Character
     id: str  # the chat file name without `.jsonl`, as SillyTavern names chats
     path: Path
+    group: GroupMembership | None = None  # a group chat, seen as `character`'s
+
+
+@dataclass(frozen=True)
+class LoadedGroup:
+    """A group file as read (`path` is `groups/<id>.json`)."""
+
+    group: Group
+    path: Path
+    version: FileVersion
 
 
 @dataclass(frozen=True)
@@ -50,7 +71,16 @@ class LatestChatRef:
     reason: str
 
 
-ImportKind = Literal["card", "chat", "lorebook", "memory file"]
+@dataclass(frozen=True)
+class ChatStamp:
+    """A chat file seen from outside (size and modification time): when it changes,
+    the chat changed. Reading it costs no parsing."""
+
+    size: int
+    modified_ns: int
+
+
+ImportKind = Literal["card", "chat", "lorebook", "memory file", "group", "group chat"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +107,7 @@ class CharacterLibrary(Protocol):
         ...
 
     def chat(self, character: Character, chat_id: str | None = None) -> ChatRef:
-        """A chat by id; None: the latest."""
+        """A chat by id (a group chat the character is a member of too); None: the latest."""
         ...
 
     def latest_chat(self, character: Character) -> LatestChatRef | None:
@@ -86,13 +116,51 @@ class CharacterLibrary(Protocol):
 
     def load_chat(self, ref: ChatRef) -> LoadedChat: ...
 
+    def chat_stamps(self, character: Character) -> dict[str, ChatStamp]:
+        """Each of the character's chat files by chat id, as `ChatStamp`, none read."""
+        ...
+
     def save_chat(self, loaded: LoadedChat, chat: Chat) -> LoadedChat:
         """Write the chat back, refused (ConflictError) if its file changed since it was read."""
         ...
 
     def create_chat(self, character: Character, chat_id: str, chat: Chat) -> LoadedChat: ...
 
-    def import_file(self, source: Path, *, character: str | None = None) -> Imported: ...
+    def import_file(
+        self, source: Path, *, character: str | None = None, group: str | None = None
+    ) -> Imported:
+        """A card, chat, lorebook, memory file, group or group chat (into ``group``)."""
+        ...
+
+    # -- groups: `groups/<id>.json`, their chats in `group chats/<chat>.jsonl` ----------
+
+    def groups(self) -> list[LoadedGroup]:
+        """Every readable group, by name."""
+        ...
+
+    def group(self, name: str) -> LoadedGroup:
+        """A group by id or name (case-insensitive)."""
+        ...
+
+    def create_group(self, group: Group) -> LoadedGroup: ...
+
+    def save_group(self, loaded: LoadedGroup, group: Group) -> LoadedGroup:
+        """Write the group back, refused (ConflictError) if its file changed since it was read."""
+        ...
+
+    def group_members(self, group: Group) -> list[Character | None]:
+        """The character of each member, in the group's order (None: no such card here)."""
+        ...
+
+    def group_chat(self, loaded: LoadedGroup, member: Character, chat_id: str) -> ChatRef:
+        """One of the group's chats, as ``member`` takes part in it."""
+        ...
+
+    def create_group_chat(
+        self, loaded: LoadedGroup, member: Character, chat_id: str, chat: Chat
+    ) -> LoadedChat:
+        """A new chat file in `group chats/` (the group must list it); refused if it exists."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -131,9 +199,17 @@ class MemoryFileStore(Protocol):
         detail: str = "",
     ) -> LoadedMemories: ...
 
-    def delete(self, loaded: LoadedMemories, *, cause: str, detail: str = "") -> None: ...
+    def all_files(self) -> list[str]:
+        """Every memory file in the workspace, whoever it belongs to."""
+        ...
 
-    def restore(self, loaded: LoadedMemories, number: int) -> Version | None: ...
+    def current_version(self, file: str) -> FileVersion:
+        """The file's version on disk, recorded first if changed outside; bytes not read as text."""
+        ...
+
+    def delete(self, file: str, expected: FileVersion, *, cause: str, detail: str = "") -> None: ...
+
+    def restore(self, file: str, expected: FileVersion, number: int) -> Version | None: ...
 
     def versions(self, file: str) -> list[Version]: ...
 
@@ -142,3 +218,29 @@ class MemoryFileStore(Protocol):
     def version_bytes(self, file: str, number: int) -> bytes | None: ...
 
     def require_writable(self, what: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    """What a damaged database still held, by part: each copied whole, or not at all."""
+
+    recovered: tuple[str, ...]
+    lost: tuple[str, ...]
+    not_carried: tuple[str, ...]  # never copied: each starts again
+
+
+@runtime_checkable
+class StateDatabase(Protocol):
+    """The workspace's own database as one file (a person never edits it)."""
+
+    def problem(self) -> str | None:
+        """What is wrong with it, or None when it is sound."""
+        ...
+
+    def set_aside(self) -> Path:
+        """Move it beside itself under a new name (returned); the next use makes a new one."""
+        ...
+
+    def salvage(self, damaged: Path) -> Salvaged:
+        """Copy what the damaged file still reads into the new database."""
+        ...

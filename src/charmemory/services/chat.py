@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from charmemory.core.chat import editing
@@ -24,13 +24,15 @@ from charmemory.core.chat.messages import (
     Generated,
     character_reply,
     greeting,
+    in_group,
     iso_time,
+    new_chat_header,
     user_message,
 )
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.triggers import format_wait
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat, ChatHeader
+from charmemory.formats.chat import Chat
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -38,6 +40,7 @@ from charmemory.ports import (
     ChatModel,
     ChatRef,
     GenerationLog,
+    GroupMembership,
     LoadedChat,
     StreamDelta,
 )
@@ -48,6 +51,11 @@ from charmemory.services.settings import SettingsService
 
 Kind = Literal["normal", "swipe", "regenerate", "continue"]
 OnDelta = Callable[[StreamDelta], object]
+# Work that follows a saved reply in the background (automatic scene memories); it is
+# given the chat's lock, to hold only while it writes the chat.
+AfterReply = Callable[[ChatRef, asyncio.Lock], Awaitable[object]]
+# Work that follows a new branch (copying memory books): given the parent and the branch's id.
+AfterBranch = Callable[[ChatRef, str], object]
 STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
 
 
@@ -72,6 +80,7 @@ class Turn:
 class _Running:
     tasks: dict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    after_reply: list[asyncio.Task[Any]] = field(default_factory=list)
 
 
 class ChatService:
@@ -86,6 +95,8 @@ class ChatService:
         *,
         model_for: Callable[[str], ChatModel],
         clock: Callable[[], datetime],
+        after_reply: AfterReply | None = None,
+        after_branch: AfterBranch | None = None,
     ):
         self._locator = locator
         self._library = locator.library
@@ -96,8 +107,10 @@ class ChatService:
         self._activity = activity
         self._model_for = model_for
         self._clock = clock
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._locks: dict[Path, asyncio.Lock] = {}
         self._running = _Running()
+        self._after_reply = after_reply
+        self._after_branch = after_branch
 
     # -- chats ------------------------------------------------------------------------
 
@@ -114,13 +127,7 @@ class ChatService:
     def _fresh_chat(self, character: Character) -> tuple[str, Chat]:
         now = self._clock()
         chat_id = chat_file_name(character.name, now.astimezone()).removesuffix(".jsonl")
-        header = ChatHeader(
-            {
-                "chat_metadata": {"integrity": str(uuid.uuid4())},
-                "user_name": "unused",
-                "character_name": "unused",
-            }
-        )
+        header = new_chat_header()
         card = character.card
         messages = []
         if card.first_mes or card.alternate_greetings:
@@ -161,7 +168,11 @@ class ChatService:
         except ConfigError:
             model = ModelSettings("custom", "", "")  # nothing is sent: the defaults will do
         prepared = await self._preparer.prepare(
-            character, chat, self._locator.for_chat(character, ref), model
+            character,
+            chat,
+            self._locator.for_chat(character, ref),
+            model,
+            group=ref.group.members if ref is not None and ref.group is not None else (),
         )
         return {
             "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
@@ -189,7 +200,7 @@ class ChatService:
         if not text.strip():
             raise CharMemoryError("the message is empty")
         ref = self.chat_ref(character_name, chat_id, new=new)
-        async with self._lock(ref):
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             loaded.chat.append(user_message(persona.name, text, self._clock()))
@@ -215,7 +226,7 @@ class ChatService:
     ) -> Turn:
         """A reply without a new message: a new reply, a swipe, a regeneration, a continuation."""
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             if kind != "normal":
                 editing.last_reply(loaded.chat)  # raises when there is none to change
@@ -224,6 +235,23 @@ class ChatService:
                 loaded = self._library.save_chat(loaded, loaded.chat)
             return await self._turn(loaded, kind, on_delta, stop)
 
+    async def reply_in_group(
+        self,
+        ref: ChatRef,
+        *,
+        batch: int,
+        kind: Kind = "normal",
+        on_delta: OnDelta | None = None,
+        stop: asyncio.Event | None = None,
+    ) -> Turn:
+        """One member's reply to a group chat as it is now (``ref``: the chat as that
+        member's); the replies drafted together share ``batch``. The caller holds
+        `chat_lock(ref)` for the whole round."""
+        loaded = self._library.load_chat(ref)
+        if kind != "normal":
+            editing.last_reply(loaded.chat)  # raises when there is none to change
+        return await self._turn(loaded, kind, on_delta, stop, batch=batch)
+
     async def _turn(
         self,
         loaded: LoadedChat,
@@ -231,8 +259,11 @@ class ChatService:
         on_delta: OnDelta | None,
         stop: asyncio.Event | None,
         saving: asyncio.Task[LoadedChat] | None = None,
+        *,
+        batch: int | None = None,
     ) -> Turn:
         character = loaded.ref.character
+        group = loaded.ref.group
         location = self._locator.for_chat(character, loaded.ref)
         model_settings = self._settings.model(character=character.name)
         prepared = await self._preparer.prepare(
@@ -241,6 +272,7 @@ class ChatService:
             location,
             model_settings,
             kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
+            group=group.members if group is not None else (),
         )
         model = self._model_for(character.name)
         started = self._clock()
@@ -249,6 +281,10 @@ class ChatService:
             model, prepared, on_delta, stop
         )
         finished = self._clock()
+        stamps: dict[str, Any] = {STOPPED: True} if stopped else {}
+        if group is not None:
+            # SillyTavern's group_generation_id: one per round of replies.
+            stamps["gen_id"] = batch if batch is not None else round(started.timestamp() * 1000)
         generated = Generated(
             text,
             started,
@@ -256,7 +292,7 @@ class ChatService:
             model.provider,
             model.model,
             reasoning,
-            {STOPPED: True} if stopped else {},
+            stamps,
         )
         timings = {
             **prepared.timings,
@@ -274,7 +310,8 @@ class ChatService:
                 f"{character.name!r} --raw)"
             ) from None
         number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
-        extraction = self._trigger_extraction(character, saved.ref)
+        extraction = self.trigger_extraction(character, saved.ref)
+        self._start_after_reply(saved.ref)
         return Turn(
             saved.ref.id,
             index,
@@ -341,6 +378,8 @@ class ChatService:
             editing.continue_reply(message, generated)
         else:
             index = chat.append(character_reply(character.name, generated))
+            if loaded.ref.group is not None:
+                in_group(chat.messages[index], character.card_path.name)
         for key, value in prepared.built.metadata_updates.items():
             chat.header.set_metadata(key, value)
         return self._library.save_chat(loaded, chat), index
@@ -386,8 +425,29 @@ class ChatService:
 
     # -- automatic extraction -----------------------------------------------------------
 
-    def _trigger_extraction(self, character: Character, ref: ChatRef) -> str:
-        """Start extraction in the background if the trigger says so now; say what happened."""
+    def trigger_extraction(self, character: Character, ref: ChatRef) -> str:
+        """Start extraction in the background if the trigger says so now; say what happened.
+
+        In a group chat every member hears the new message: each member's own
+        extraction is triggered (muted ones too), each with its own watermark.
+        """
+        if ref.group is None:
+            return self._trigger_one(character, ref)
+        return "; ".join(
+            f"{member.character.name}: {self._trigger_one(member.character, member)}"
+            for member in self._group_listeners(ref.group, ref.id)
+        )
+
+    def _group_listeners(self, group: GroupMembership, chat_id: str) -> list[ChatRef]:
+        """The group chat as each member of its group takes part in it."""
+        loaded = self._library.group(group.group_id)
+        return [
+            self._library.group_chat(loaded, member, chat_id)
+            for member in self._library.group_members(loaded.group)
+            if member is not None
+        ]
+
+    def _trigger_one(self, character: Character, ref: ChatRef) -> str:
         key = (character.name, ref.id)
         if key in self._running.tasks and not self._running.tasks[key].done():
             return "skipped: an extraction of this chat is running"
@@ -412,12 +472,37 @@ class ChatService:
                 "chat.extraction", message, level="warning", character=character, chat=chat
             )
 
+    def _start_after_reply(self, ref: ChatRef) -> None:
+        if self._after_reply is None:
+            return
+        running = [task for task in self._running.after_reply if not task.done()]
+        self._running.after_reply = [*running, asyncio.create_task(self._follow_reply(ref))]
+
+    async def _follow_reply(self, ref: ChatRef) -> None:
+        assert self._after_reply is not None
+        try:
+            await self._after_reply(ref, self.chat_lock(ref))
+        except CharMemoryError as error:
+            name = ref.character.name
+            message = f"automatic scene memory failed for {name} ({ref.id}): {error}"
+            self._running.failures.append(message)
+            self._activity.record(
+                "chat.scene_memory", message, level="warning", character=name, chat=ref.id
+            )
+
     async def extractions_finished(self) -> list[str]:
-        """Wait for background extractions; the failures since the last call, once each."""
+        """Wait for background extractions (and scene memories); the failures since the last
+        call, once each."""
         running = [task for task in self._running.tasks.values() if not task.done()]
+        running += [task for task in self._running.after_reply if not task.done()]
         if running:
             await asyncio.gather(*running)
         return self.extraction_failures()
+
+    def cancel_extractions(self) -> None:
+        """Stop background extractions (at shutdown): each is journalled, so none is torn."""
+        for task in self._running.tasks.values():
+            task.cancel()
 
     def extraction_failures(self) -> list[str]:
         """The background extractions' failures since the last call, once each (no waiting)."""
@@ -509,27 +594,32 @@ class ChatService:
     ) -> str:
         """A new chat holding messages 0..``at`` (default: all); returns its id."""
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        if ref.group is not None:
+            raise CharMemoryError("branching a group chat is not supported yet")
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             last = len(loaded.chat.messages) - 1 if at is None else at
             existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
             name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
             self._library.create_chat(loaded.ref.character, name, copy)
             self._library.save_chat(loaded, loaded.chat)
+        if self._after_branch is not None:
+            self._after_branch(ref, name)
         return name
 
     async def _edit(
         self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
     ) -> Any:
         ref = self.chat_ref(character_name, chat_id)
-        async with self._lock(ref):
+        async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
             result = change(loaded.chat)
             self._library.save_chat(loaded, loaded.chat)
             return result
 
-    def _lock(self, ref: ChatRef) -> asyncio.Lock:
-        return self._locks.setdefault((ref.character.name, ref.id), asyncio.Lock())
+    def chat_lock(self, ref: ChatRef) -> asyncio.Lock:
+        """Held by every operation on the chat's file (a group chat's members share it)."""
+        return self._locks.setdefault(ref.path, asyncio.Lock())
 
 
 def _chosen(chat: Chat, number: int) -> str:

@@ -9,7 +9,7 @@ since the preview was made. An unusable answer rejects the whole preview.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from charmemory.core.consolidation_answer import (
     ProposedBlock,
@@ -31,6 +31,7 @@ from charmemory.core.consolidation_prompt import (
     consolidation_messages,
 )
 from charmemory.core.memory_history import CONSOLIDATION
+from charmemory.core.redaction import without_secrets
 from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
 from charmemory.formats.memory_file import parse_memory_file
 from charmemory.ports import (
@@ -66,6 +67,7 @@ class ConsolidationService:
         *,
         model: Callable[[], ChatModel],
         log: ActivityRecorder | None = None,
+        redact: Callable[[str], str] = lambda text: text,
     ):
         self._access = access
         self._previews = previews
@@ -74,6 +76,7 @@ class ConsolidationService:
         self._model_factory = model
         self._model: ChatModel | None = None
         self._log = log
+        self._redact = redact  # scrubs API keys from what the model answers
 
     def context_budget(self, override: int | None = None) -> int:
         """Tokens one call may use, prompt and answer together."""
@@ -115,6 +118,7 @@ class ConsolidationService:
         for number, chunk in enumerate(chunks, start=1):
             where = f"call {number} of {len(chunks)}"
             proposed += await self._consolidate(character, instructions, chunk, where)
+        proposed, secret_warnings = self._without_secrets(proposed)
         diff = consolidation_diff(selected, proposed)
         result = consolidated_file(loaded.memories, {block.index for block in selected}, proposed)
         preview = self._previews.add(
@@ -125,7 +129,7 @@ class ConsolidationService:
             blocks=sorted({block.index for block in selected}),
             diff=diff,
             result=result.render(),
-            warnings=review_warnings(strategy, diff),
+            warnings=[*review_warnings(strategy, diff), *secret_warnings],
             calls=len(chunks),
         )
         self._record(
@@ -206,8 +210,25 @@ class ConsolidationService:
                 max_bullet_chars=self._settings.extraction(character.name).max_bullet_chars,
             )
         except UnusableConsolidationError as error:
-            self._record("consolidate.rejected", f"{where}: {error}", character, level="warning")
-            raise UnusableConsolidationError(f"{where}: {error}") from None
+            reason = self._redact(f"{where}: {error}")  # it may quote the answer
+            self._record("consolidate.rejected", reason, character, level="warning")
+            raise UnusableConsolidationError(reason) from None
+
+    def _without_secrets(
+        self, proposed: list[ProposedBlock]
+    ) -> tuple[list[ProposedBlock], list[str]]:
+        """The proposal less any memory that repeats a key (a block left empty goes)."""
+        kept_blocks, dropped = [], []
+        for block in proposed:
+            kept, warnings = without_secrets(block.bullets, self._redact)
+            dropped += warnings
+            if kept:
+                kept_blocks.append(replace(block, bullets=tuple(kept)))
+        if not kept_blocks:
+            raise UnusableConsolidationError(
+                "every memory the model proposed held an API key or token; nothing was changed"
+            )
+        return kept_blocks, dropped
 
     def _chat_model(self) -> ChatModel:
         if self._model is None:

@@ -10,36 +10,45 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Protocol
 
 from charmemory.core.block_merging import block_to_extend
+from charmemory.core.chat.group_joins import heard_from
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.existing_memories import (
     Candidate,
-    StoredBlock,
     drop_duplicates,
-    recent_first,
-    select_existing,
 )
-from charmemory.core.extraction_answer import ParsedAnswer, merge_blocks, parse_answer
-from charmemory.core.extraction_prompt import PromptValues, render_prompt
-from charmemory.core.extraction_settings import ExtractionSettings
+from charmemory.core.extraction_answer import (
+    TRUNCATED,
+    ParsedAnswer,
+    answer_in_reasoning,
+    merge_blocks,
+    parse_answer,
+)
+from charmemory.core.extraction_settings import (
+    ExtractionSettings,
+    explain_budget,
+    response_budget_hint,
+)
 from charmemory.core.memory_location import MemoryLocation
-from charmemory.core.message_cleaning import render_messages
+from charmemory.core.model_settings import DEFAULT_CONTEXT_SIZE
+from charmemory.core.prompt_budget import describe_cuts
+from charmemory.core.redaction import without_secrets
 from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
     SourceMessage,
     Watermark,
     chunk,
+    index_ranges,
     messages_to_extract,
     pending_character_messages,
     reconcile_watermark,
 )
-from charmemory.errors import CharMemoryError
-from charmemory.formats.chat import message_fingerprint
+from charmemory.errors import CharMemoryError, ConfigError
+from charmemory.formats.chat import chat_fingerprints
 from charmemory.formats.memory_file import (
     append_block,
     append_bullets,
@@ -58,6 +67,14 @@ from charmemory.ports import (
     NewMemories,
     PendingAppend,
 )
+from charmemory.services.chunk_prompts import ChunkPrompts
+from charmemory.services.extraction_report import (
+    ChunkOutcome,
+    ExtractionReport,
+    Progress,
+    UnusableAnswerError,
+    no_progress,
+)
 from charmemory.services.memory_access import MemoryFileAccess
 from charmemory.services.prompts import PromptService
 from charmemory.services.retrieval import RetrievalService
@@ -69,46 +86,6 @@ RELATED_CANDIDATES = 60
 # "owes 40 crowns" and "owes 50 crowns" are close too, and an update must not be lost.
 NEAR_DUPLICATE_COSINE = 0.95
 TEMPERATURE = 0.3
-
-
-class UnusableAnswerError(CharMemoryError):
-    """The model's answer could not be used; the messages stay unprocessed."""
-
-
-@dataclass(frozen=True)
-class ChunkOutcome:
-    first: int
-    last: int
-    saved: list[str]
-    dropped: list[str]
-    warnings: list[str]
-    nothing_new: bool
-
-
-@dataclass
-class ExtractionReport:
-    character: str
-    chat: str
-    memory_file: str
-    planned_messages: int = 0
-    chunks: list[ChunkOutcome] = field(default_factory=list)
-    planned_chunks: int = 0
-    stopped: bool = False
-    decision: Decision | None = None
-    prompts: list[list[ChatMessage]] = field(default_factory=list)
-    chosen_because: str = ""  # the chat was not named: why it is the latest
-
-    @property
-    def saved(self) -> int:
-        return sum(len(c.saved) for c in self.chunks)
-
-
-class Progress(Protocol):
-    def __call__(self, report: ExtractionReport, done: int, total: int) -> None: ...
-
-
-def _no_progress(report: ExtractionReport, done: int, total: int) -> None:
-    return None
 
 
 class ExtractionService:
@@ -123,6 +100,8 @@ class ExtractionService:
         log: ActivityRecorder,
         retrieval: Callable[[], RetrievalService | None] = lambda: None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        redact: Callable[[str], str] = lambda text: text,
+        context_size: Callable[[str], int] = lambda character: DEFAULT_CONTEXT_SIZE,
     ):
         self._library = access.library
         self._files = access.files
@@ -137,6 +116,9 @@ class ExtractionService:
         self._retrieval: RetrievalService | None = None
         self._retrieval_checked = False
         self._clock = clock
+        self._redact = redact  # scrubs API keys from what the model answers
+        # The model's context in tokens, for a character (its provider's setting).
+        self._context_size = context_size
 
     # -- settings and places ------------------------------------------------------------
 
@@ -149,20 +131,21 @@ class ExtractionService:
     # -- triggers -----------------------------------------------------------------------
 
     async def on_character_message(
-        self, character_name: str, chat_id: str | None = None
+        self, character_name: str, chat_id: str | None = None, *, stop: asyncio.Event | None = None
     ) -> ExtractionReport:
-        """The hook a chat engine calls after each new character message."""
+        """The hook a chat engine calls after each new character message (and what
+        `extract --auto` and `watch` run): extract when the interval and cooldown allow."""
         character = self._library.character(character_name)
-        ref = self._library.chat(character, chat_id)
+        ref, chosen_because = self._chat(character, chat_id)
         settings = self.settings_for(character)
         loaded = self._library.load_chat(ref)
         decision = self.decide(character, loaded, settings)
         if not decision.run:
             report = self._report(character, ref)
-            report.decision = decision
-            return report
-        report = await self.extract(character.name, ref.id)
+        else:
+            report = await self.extract(character.name, ref.id, stop=stop)
         report.decision = decision
+        report.chosen_because = chosen_because
         return report
 
     def decision(self, character_name: str, chat_id: str | None = None) -> Decision:
@@ -200,6 +183,13 @@ class ExtractionService:
             self._state.replace_watermark(
                 character.name, ref.id, moved.last_index, dict(moved.fingerprints)
             )
+            self._log.record(
+                "extract.watermark",
+                f"messages were deleted or changed: last extracted message "
+                f"{stored.last_index} is now {moved.last_index}",
+                character=character.name,
+                chat=ref.id,
+            )
         return moved
 
     # -- extraction -----------------------------------------------------------------------
@@ -211,11 +201,16 @@ class ExtractionService:
         *,
         up_to: int | None = None,
         forced_range: tuple[int, int] | None = None,
+        force: bool = False,
         dry_run: bool = False,
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
         stop: asyncio.Event | None = None,
     ) -> ExtractionReport:
-        """Extract Now (everything unprocessed), Extract Here (`up_to`) or a forced range."""
+        """Extract Now (everything unprocessed), Extract Here (`up_to`) or a range.
+
+        A range over messages already extracted needs `force`: their memories are
+        most likely saved already.
+        """
         character = self._library.character(character_name)
         ref, chosen_because = self._chat(character, chat_id)
         if not dry_run:
@@ -228,6 +223,8 @@ class ExtractionService:
             loaded = self._library.load_chat(ref)
             sources = source_messages(loaded)
             watermark = self.current_watermark(character, ref, sources, persist=not dry_run)
+            if forced_range is not None and not force:
+                _check_unprocessed(forced_range, watermark)
             todo = messages_to_extract(sources, watermark, up_to=up_to, forced_range=forced_range)
             chunks = chunk(todo, settings.messages_per_call) if todo else []
             report.planned_messages = len(todo)
@@ -237,19 +234,64 @@ class ExtractionService:
                 f"{len(todo)} messages to extract in {len(chunks)} calls",
                 character=character.name,
                 chat=ref.id,
-                data={"indices": [m.index for m in todo]},
+                data={"messages": index_ranges(m.index for m in todo)},
             )
             progress(report, 0, len(chunks))
+            if not chunks:
+                return report
+            location = self.location_for(character, ref)
+            prompts = self._chunk_prompts(character, loaded, settings, location)
+            # Nothing a dry run does changes the file: it is read once.
+            memories = self._files.load(location.file) if dry_run else None
             for number, part in enumerate(chunks, start=1):
                 if stop is not None and stop.is_set():
                     report.stopped = True
                     break
                 outcome = await self._extract_chunk(
-                    character, loaded, part, settings, report, dry_run=dry_run
+                    character,
+                    loaded,
+                    part,
+                    settings,
+                    report,
+                    prompts,
+                    location,
+                    memories if memories is not None else self._files.load(location.file),
+                    dry_run=dry_run,
                 )
                 report.chunks.append(outcome)
                 progress(report, number, len(chunks))
         return report
+
+    def _chunk_prompts(
+        self,
+        character: Character,
+        loaded: LoadedChat,
+        settings: ExtractionSettings,
+        location: MemoryLocation,
+    ) -> ChunkPrompts:
+        async def related(memories: LoadedMemories, query: str) -> list[Candidate]:
+            await self._sync_with_file(location.bullets, memories)
+            return await self._related(location.bullets, query)
+
+        prompts = ChunkPrompts(
+            self._prompts.text("extraction"),
+            character,
+            chat_user_name(loaded.chat),
+            settings,
+            context_size=self._context_size(character.name),
+            related=related,
+            members=loaded.ref.group.members if loaded.ref.group else None,
+        )
+        if prompts.card_cut is not None:
+            self._log.record(
+                "extract.budget",
+                f"the character card is too long for the prompt and was cut: "
+                f"{describe_cuts([prompts.card_cut])}",
+                level="warning",
+                character=character.name,
+                chat=loaded.ref.id,
+            )
+        return prompts
 
     async def _extract_chunk(
         self,
@@ -258,40 +300,33 @@ class ExtractionService:
         part: Sequence[SourceMessage],
         settings: ExtractionSettings,
         report: ExtractionReport,
+        prompts: ChunkPrompts,
+        location: MemoryLocation,
+        memories: LoadedMemories,
         *,
         dry_run: bool,
     ) -> ChunkOutcome:
         ref = loaded.ref
         first, last = part[0].index, part[-1].index
-        location = self.location_for(character, ref)
-        memories = self._files.load(location.file)
-        existing = _existing_bullets(memories)
-        user_name = chat_user_name(loaded.chat)
-        recent = render_messages(part, user_name=user_name, char_name=character.name)
-        collection = location.bullets
-        await self._sync_with_file(collection, memories)
-        related = await self._related(collection, recent) if existing else []
-        selected = select_existing(
-            [*related, *recent_first(_stored_blocks(memories))],
-            settings.existing_memories_budget,
-        )
-        prompt = [
-            ChatMessage(role, content)  # type: ignore[arg-type]
-            for role, content in render_prompt(
-                self._prompts.text("extraction"),
-                PromptValues(
-                    char=character.name,
-                    user=user_name,
-                    char_card=character.card.baseline_text(),
-                    existing_memories=selected.text,
-                    recent_messages=recent,
-                    max_bullets=settings.max_bullets,
-                ),
+        built = await prompts.build(part, memories)
+        prompt, recent = built.messages, built.recent
+        budget_notes = []
+        if built.cuts:
+            budget_notes.append(f"cut to fit the prompt: {describe_cuts(built.cuts)}")
+            self._log.record(
+                "extract.budget",
+                f"messages {first}-{last}: too long for the prompt, cut: "
+                f"{describe_cuts(built.cuts)}",
+                level="warning",
+                character=character.name,
+                chat=ref.id,
             )
-        ]
         if dry_run:
             report.prompts.append(prompt)
-            return ChunkOutcome(first, last, [], [], [], nothing_new=False)
+            return ChunkOutcome(first, last, [], [], budget_notes, nothing_new=False)
+        existing = _existing_bullets(memories)
+        user_name = chat_user_name(loaded.chat)
+        collection = location.bullets
         parsed = await self._ask(
             character,
             ref,
@@ -301,6 +336,8 @@ class ExtractionService:
             recent_is_empty=not recent,
             span=(first, last),
         )
+        if budget_notes:
+            parsed = replace(parsed, warnings=[*budget_notes, *parsed.warnings])
         if not parsed.blocks and not parsed.nothing_new:
             self._state.mark_attempt(character.name, ref.id, self._clock())
             reason = "; ".join(parsed.warnings) or "no memories in the answer"
@@ -317,7 +354,9 @@ class ExtractionService:
                 "nothing was saved and those messages will be tried again"
             )
         # One block per chunk, whatever blocks the model wrote (chat and date are ours).
-        fresh, near = await self._without_near_duplicates(collection, merge_blocks([parsed]))
+        fresh, near = await self._without_near_duplicates(
+            collection, memories, merge_blocks([parsed])
+        )
         deduped = drop_duplicates([fresh], existing)
         deduped.dropped[:0] = near
         bullets = [text for block in deduped.blocks for text in block]
@@ -325,14 +364,30 @@ class ExtractionService:
         self._log.record(
             "extract.saved",
             f"messages {first}-{last}: {len(bullets)} memories saved"
-            + (f", {len(deduped.dropped)} duplicates dropped" if deduped.dropped else ""),
+            + (f", {len(deduped.dropped)} duplicates dropped" if deduped.dropped else "")
+            + (f", {len(parsed.left_out)} left out" if parsed.left_out else ""),
             level="warning" if parsed.warnings else "info",
             character=character.name,
             chat=ref.id,
-            data={"saved": bullets, "dropped": deduped.dropped, "warnings": parsed.warnings},
+            data={
+                "saved": bullets,
+                "dropped": deduped.dropped,
+                "warnings": parsed.warnings,
+                **(
+                    {"left_out": [{"reason": o.reason, "text": o.text} for o in parsed.left_out]}
+                    if parsed.left_out
+                    else {}
+                ),
+            },
         )
         return ChunkOutcome(
-            first, last, bullets, deduped.dropped, parsed.warnings, parsed.nothing_new
+            first,
+            last,
+            bullets,
+            deduped.dropped,
+            parsed.warnings,
+            parsed.nothing_new,
+            parsed.left_out,
         )
 
     async def _ask(
@@ -371,14 +426,24 @@ class ExtractionService:
                 answer_format=NewMemories(settings.max_bullets, character.name, user_name),
             )
         except CharMemoryError as error:
+            failure = explain_budget(error, settings.max_response_tokens)
             self._state.mark_attempt(character.name, ref.id, self._clock())
             self._log.record(
-                "extract.error", str(error), level="error", character=character.name, chat=ref.id
+                "extract.error", str(failure), level="error", character=character.name, chat=ref.id
             )
-            raise
+            if failure is error:
+                raise
+            raise failure from error
+        text = completion.text
+        # An empty answer may have been given inside the reasoning; only its very end counts.
+        from_reasoning = None if text.strip() else answer_in_reasoning(completion.reasoning)
         self._log.record(
             "extract.response",
-            f"answer of {len(completion.text)} characters ({completion.finish_reason or 'done'})",
+            f"answer of {len(text)} characters ({completion.finish_reason or 'done'})"
+            if from_reasoning is None
+            else "the answer was empty; the memories are the ones the model's reasoning "
+            f"ended with ({len(from_reasoning)} characters)",
+            level="info" if from_reasoning is None else "warning",
             character=character.name,
             chat=ref.id,
             data={
@@ -386,15 +451,35 @@ class ExtractionService:
                 "completion_tokens": completion.usage.completion_tokens,
                 "reasoning_chars": len(completion.reasoning),
                 "finish_reason": completion.finish_reason,
-                **({"response": completion.text} if settings.verbose_log else {}),
+                **({"answer_from": "reasoning"} if from_reasoning is not None else {}),
+                **({"response": text} if settings.verbose_log else {}),
             },
         )
-        return parse_answer(
-            completion.text,
+        parsed = parse_answer(
+            text if from_reasoning is None else from_reasoning,
             max_bullets=settings.max_bullets,
             finish_reason=completion.finish_reason,
             max_bullet_chars=settings.max_bullet_chars,
         )
+        if parsed.has_warning(TRUNCATED):
+            hint = response_budget_hint(settings.max_response_tokens)
+            parsed = replace(
+                parsed,
+                warnings=[
+                    f"{w} ({hint})" if w.startswith(f"{TRUNCATED}:") else w for w in parsed.warnings
+                ],
+            )
+        return self._without_secrets(parsed)
+
+    def _without_secrets(self, parsed: ParsedAnswer) -> ParsedAnswer:
+        """The answer less any memory that repeats a key; no warning quotes one either."""
+        blocks, dropped = [], []
+        for block in parsed.blocks:
+            kept, warnings = without_secrets(block, self._redact)
+            blocks.append(kept)
+            dropped += warnings
+        warnings = [self._redact(warning) for warning in parsed.warnings] + dropped
+        return replace(parsed, blocks=blocks, warnings=warnings)
 
     def _append(
         self,
@@ -492,12 +577,14 @@ class ExtractionService:
         ]
 
     async def _without_near_duplicates(
-        self, collection: Collection, bullets: list[str]
+        self, collection: Collection, memories: LoadedMemories, bullets: list[str]
     ) -> tuple[list[str], list[str]]:
         """Split new bullets into (kept, near-duplicates of a saved memory)."""
         retrieval = self._retrieval_service()
         if retrieval is None or not bullets:
             return bullets, []
+        # The prompt may have been built without the index (every memory fitted).
+        await self._sync_with_file(collection, memories)
         kept, near = [], []
         for retrieval_result in await retrieval.retrieve_many(collection, bullets, 1, record=False):
             best = retrieval_result.results[0] if retrieval_result.results else None
@@ -533,24 +620,35 @@ class ExtractionService:
 
 
 def source_messages(loaded: LoadedChat) -> list[SourceMessage]:
+    """The chat as extraction reads it for the ref's character.
+
+    A group member who joined after the chat began did not hear what came before:
+    those messages are hidden from its extraction.
+    """
+    fingerprints = chat_fingerprints(loaded.chat)
+    group = loaded.ref.group
+    heard = heard_from(group.joined, fingerprints) if group is not None else 0
     return [
         SourceMessage(
             index=index,
             is_user=message.is_user,
             text=message.active_text,
-            fingerprint=message_fingerprint(message),
-            is_hidden=message.is_hidden,
+            fingerprint=fingerprints[index],
+            is_hidden=message.is_hidden or index < heard,
             name=message.name or "",
         )
         for index, message in enumerate(loaded.chat.messages)
     ]
 
 
-def _stored_blocks(memories: LoadedMemories) -> list[StoredBlock]:
-    return [
-        StoredBlock(position, block.date or "", tuple(b.text for b in block.bullets))
-        for position, block in enumerate(memories.memories.blocks)
-    ]
+def _check_unprocessed(span: tuple[int, int], watermark: Watermark) -> None:
+    first, last = span
+    if first <= watermark.last_index:
+        done = f"{first}-{min(last, watermark.last_index)}"
+        raise ConfigError(
+            f"messages {done} were already extracted (up to {watermark.last_index}); "
+            "add --force to extract them again"
+        )
 
 
 def _existing_bullets(memories: LoadedMemories) -> list[str]:

@@ -3,11 +3,14 @@ and extraction progress after an undo."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from charmemory.core.bullet_length import require_within_limit
 from charmemory.core.memory_history import CLEAR, EXTRACTION
+from charmemory.core.message_cleaning import clean_message_text
 from charmemory.core.triggers import TriggerState, trigger_status
 from charmemory.core.watermark import (
     Watermark,
@@ -17,16 +20,23 @@ from charmemory.core.watermark import (
     pending_character_messages,
     watermark_after_undo,
 )
-from charmemory.errors import CharMemoryError
+from charmemory.errors import CharMemoryError, FormatError, NotFoundError
 from charmemory.formats.memory_file import (
     append_block,
     build_block,
     format_block_date,
     parse_memory_file,
 )
-from charmemory.ports import Character, ChatRef, ExtractedBlock, ExtractionStateStore
+from charmemory.ports import (
+    ActivityRecorder,
+    Character,
+    ChatRef,
+    ExtractedBlock,
+    ExtractionStateStore,
+)
 from charmemory.services.extraction import ExtractionService, source_messages
-from charmemory.services.memory_access import MemoryFileAccess
+from charmemory.services.extraction_report import ExtractionReport, Progress, no_progress
+from charmemory.services.memory_access import Located, MemoryFileAccess
 from charmemory.services.memory_history import Restoration
 
 PINNED_CHAT = "pinned"
@@ -40,6 +50,7 @@ class ChatStatus:
     progress: str  # `n/N msgs` toward the next automatic extraction
     readiness: str  # `Ready`, `Off` or the cooldown left
     changed: list[str]  # messages edited, swiped or deleted after extraction
+    problem: str = ""  # why the chat could not be read (the other fields are then empty)
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,8 @@ class Pinned:
     file: str
     memories: list[str]
     warnings: list[str]
+    chat: str | None = None  # the chat the memories are for (per-chat files, a message)
+    chosen_because: str = ""  # that chat was not named: why it is the latest
 
 
 @dataclass(frozen=True)
@@ -71,11 +84,34 @@ class BatchPlan:
         return sum(c for _, _, c in self.chats)
 
 
+@dataclass(frozen=True)
+class ChatFailure:
+    chat: str
+    error: str
+
+
+@dataclass
+class BatchOutcome:
+    """A batch run: memories saved, the chats that failed (their messages stay
+    unprocessed) and whether it was stopped before the end."""
+
+    saved: int = 0
+    failed: list[ChatFailure] = field(default_factory=list)
+    stopped: bool = False
+    reports: list[ExtractionReport] = field(default_factory=list)
+
+
 class ExtractionAdmin:
     def __init__(
-        self, extraction: ExtractionService, access: MemoryFileAccess, state: ExtractionStateStore
+        self,
+        extraction: ExtractionService,
+        access: MemoryFileAccess,
+        state: ExtractionStateStore,
+        *,
+        log: ActivityRecorder,
     ):
         self._extraction = extraction
+        self._log = log
         self._access = access
         self._library = access.library
         self._files = access.files
@@ -94,7 +130,14 @@ class ExtractionAdmin:
         now = datetime.now(UTC)
         chats = []
         for ref in refs:
-            loaded = self._library.load_chat(ref)
+            try:
+                loaded = self._library.load_chat(ref)
+            except FormatError as error:
+                if chat_id is not None:
+                    raise
+                # One damaged chat must not hide where the others stand.
+                chats.append(ChatStatus(ref.id, 0, -1, "", "", [], problem=str(error)))
+                continue
             sources = source_messages(loaded)
             stored = self._state.chat(character.name, ref.id)
             watermark = Watermark(
@@ -142,26 +185,106 @@ class ExtractionAdmin:
             )
         return BatchPlan(rows)
 
+    async def run_batch(
+        self,
+        character_name: str,
+        chat_ids: Sequence[str],
+        *,
+        progress: Progress = no_progress,
+        stop: asyncio.Event | None = None,
+    ) -> BatchOutcome:
+        """Extract chat after chat; a chat that fails is recorded and the batch goes on."""
+        character = self._library.character(character_name)
+        outcome = BatchOutcome()
+        for chat_id in chat_ids:
+            if stop is not None and stop.is_set():
+                outcome.stopped = True
+                break
+            try:
+                report = await self._extraction.extract(
+                    character.name, chat_id, progress=progress, stop=stop
+                )
+            except CharMemoryError as error:
+                outcome.failed.append(ChatFailure(chat_id, str(error)))
+                self._log.record(
+                    "extract.batch",
+                    f"batch: this chat failed ({error}); its remaining messages stay "
+                    "unprocessed, the batch goes on",
+                    level="error",
+                    character=character.name,
+                    chat=chat_id,
+                )
+                continue
+            outcome.saved += report.saved
+            outcome.reports.append(report)
+            if report.stopped:
+                outcome.stopped = True
+                break
+        return outcome
+
     async def pin(self, character_name: str, text: str, *, chat: str | None = None) -> Pinned:
         """Each non-empty line becomes a bullet of one new block; no model involved."""
-        self._files.require_writable("pin memories")
         bullets = [line.strip().removeprefix("- ").strip() for line in text.splitlines()]
         bullets = [b for b in bullets if b]
         if not bullets:
             raise CharMemoryError("nothing to pin: the text is empty")
-        located, memories = self._access.load(character_name, chat)
+        return await self._pin(self._access.locator.locate(character_name, chat), bullets)
+
+    async def pin_message(
+        self, character_name: str, index: int, *, chat: str | None = None
+    ) -> Pinned:
+        """One chat message, cleaned as extraction cleans it, as a bullet of a block that
+        names the chat (the latest one when none is named); no model involved."""
+        located = self._access.locator.locate(character_name, chat, latest_chat=True)
+        if located.chat is None:
+            raise NotFoundError(f"{located.character.name} has no chats to pin a message from")
+        messages = self._library.load_chat(located.chat).chat.messages
+        if not 0 <= index < len(messages):
+            raise NotFoundError(
+                f"{located.chat.id} has no message {index} (messages 0-{len(messages) - 1})"
+            )
+        text = " ".join(clean_message_text(messages[index].active_text).split())
+        if not text:
+            raise CharMemoryError(f"message {index} holds no text once its markup is removed")
+        return await self._pin(located, [text], block_chat=located.chat.id, message=index)
+
+    async def _pin(
+        self,
+        located: Located,
+        bullets: list[str],
+        *,
+        block_chat: str = PINNED_CHAT,
+        message: int | None = None,
+    ) -> Pinned:
+        self._files.require_writable("pin memories")
+        memories = self._files.load(located.location.file)
         limit = self._extraction.settings_for(located.character).max_bullet_chars
         require_within_limit(bullets, limit)
-        block = build_block(PINNED_CHAT, format_block_date(datetime.now(UTC)), bullets)
+        block = build_block(block_chat, format_block_date(datetime.now(UTC)), bullets)
         new = append_block(memories.memories, block)
         self._files.save(memories, new, cause="pin")
         warnings = await self._access.announce(located.location, new)
-        return Pinned(memories.file, [b.text for b in block.bullets], warnings)
+        pinned = [b.text for b in block.bullets]
+        source = f" from message {message}" if message is not None else ""
+        chat = located.chat.id if located.chat else None
+        self._log.record(
+            "memory.pin",
+            f"pinned {len(pinned)} memories{source} in {memories.file}",
+            character=located.character.name,
+            chat=chat,
+            data={"memories": pinned},
+        )
+        return Pinned(memories.file, pinned, warnings, chat, located.chosen_because)
 
     def reset(self, character_name: str) -> None:
         """Forget what was extracted from the character's chats; memories stay."""
         character = self._library.character(character_name)
         self._state.reset(character.name)
+        self._log.record(
+            "extract.reset",
+            "extraction progress reset for every chat; memories kept",
+            character=character.name,
+        )
 
     async def clear(self, character_name: str, *, confirmed: bool) -> list[str]:
         """Delete the character's memory files and reset extraction; returns what went."""
@@ -173,15 +296,23 @@ class ExtractionAdmin:
         for location in sorted(
             self._access.locator.every_file(character), key=lambda place: place.file
         ):
-            memories = self._files.load(location.file)
-            if memories.exists:
+            # Not read as text: a file in another encoding can be cleared too.
+            version = self._files.current_version(location.file)
+            if version.digest is not None:
                 # The history keeps the file's last version: `undo` brings it back.
-                self._files.delete(memories, cause=CLEAR)
-                removed.append(memories.file)
+                self._files.delete(location.file, version, cause=CLEAR)
+                removed.append(location.file)
             await self._access.announce(location, parse_memory_file(""))
         # Kept so that `undo` of this clear also restores what was extracted.
         self._state.keep_cleared(character.name, self._state.snapshot(character.name))
         self._state.reset(character.name)
+        self._log.record(
+            "memory.clear",
+            f"removed {', '.join(removed) if removed else 'nothing (no memory file)'}; "
+            "extraction progress reset (`charmemory undo` brings both back)",
+            character=character.name,
+            data={"removed": removed},
+        )
         return removed
 
     def after_undo(self, restoration: Restoration) -> list[str]:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from charmemory.core.memory_diff import unified_diff
 from charmemory.core.memory_history import CLEAR, Version, undo_target
-from charmemory.errors import CharMemoryError
-from charmemory.services.memory_access import MemoryFileAccess
+from charmemory.errors import CharMemoryError, FormatError
+from charmemory.ports import ActivityRecorder, FileVersion
+from charmemory.services.memory_access import Located, MemoryFileAccess
 
 DELETED = "(no file)"
 
@@ -52,30 +53,36 @@ AfterUndo = Callable[[Restoration], Sequence[str]]
 
 
 class MemoryHistoryService:
-    def __init__(self, access: MemoryFileAccess, *, after_undo: AfterUndo = lambda r: ()):
+    def __init__(
+        self,
+        access: MemoryFileAccess,
+        *,
+        after_undo: AfterUndo = lambda r: (),
+        log: ActivityRecorder | None = None,
+    ):
         self._access = access
+        self._log = log
         # Extraction progress follows the memories an undo took out or brought back
         # (undoing a clear brings back all of it), and says what it did.
         self._after_undo = after_undo
 
     def history(self, character_name: str, *, chat: str | None = None) -> History:
-        # Loading first records any outside edit, so the list shows it.
-        located, loaded = self._access.load(character_name, chat)
-        return History(
-            located.character.name, loaded.file, tuple(self._access.files.versions(loaded.file))
-        )
+        located, _ = self._current(character_name, chat)
+        file = located.location.file
+        return History(located.character.name, file, tuple(self._access.files.versions(file)))
 
     def diff(
         self, character_name: str, old: int, new: int | None = None, *, chat: str | None = None
     ) -> str:
         """The unified diff from version ``old`` to ``new`` (default: the latest)."""
-        _, loaded = self._access.load(character_name, chat)
-        versions = self._access.files.versions(loaded.file)
+        located, _ = self._current(character_name, chat)
+        file = located.location.file
+        versions = self._access.files.versions(file)
         if not versions:
-            raise CharMemoryError(f"{loaded.file} has no history yet")
+            raise CharMemoryError(f"{file} has no history yet")
         newer = versions[-1].number if new is None else new
         (before, old_label), (after, new_label) = (
-            self._shown(loaded.file, number) for number in (old, newer)
+            self._shown(file, number) for number in (old, newer)
         )
         return unified_diff(before, after, old_label=old_label, new_label=new_label)
 
@@ -83,20 +90,20 @@ class MemoryHistoryService:
         self, character_name: str, *, to: int | None = None, chat: str | None = None
     ) -> Undone:
         """Restore the version before the current one, or version ``to``."""
-        located, loaded = self._access.load(character_name, chat)
+        located, current = self._current(character_name, chat)
+        file = located.location.file
         files = self._access.files
-        versions = files.versions(loaded.file)
+        versions = files.versions(file)
         target = undo_target(versions, to)
         undoes_clear = bool(versions) and versions[-1].cause == CLEAR and target.digest is not None
-        recorded = files.restore(loaded, target.number)
+        recorded = files.restore(file, current, target.number)
         if recorded is None:
             raise CharMemoryError(f"the file already holds what version {target.number} held")
-        restored = files.load(loaded.file)
         restoration = Restoration(
             located.character.name,
-            loaded.file,
-            loaded.memories.render() if loaded.exists else "",
-            restored.memories.render() if restored.exists else "",
+            file,
+            self._shown(file, versions[-1].number)[0] if versions else "",
+            self._shown(file, recorded.number)[0],
             tuple(v for v in versions if v.number > target.number),
             undoes_clear,
         )
@@ -106,8 +113,38 @@ class MemoryHistoryService:
         except CharMemoryError as error:  # the undo stands; say what did not follow it
             progress = ()
             warnings.append(f"the memories were restored, but extraction progress was not: {error}")
+        self._record_undo(located, target, recorded, undoes_clear)
+        try:
+            restored = files.load(file)
+        except FormatError as error:  # an earlier version that was itself unreadable
+            warnings.append(f"the restored file cannot be read: {error}")
+            return Undone(file, target, recorded, tuple(warnings), progress)
         warnings += await self._access.announce(located.location, restored.memories)
-        return Undone(loaded.file, target, recorded, tuple(warnings), progress)
+        return Undone(file, target, recorded, tuple(warnings), progress)
+
+    def _record_undo(
+        self, located: Located, target: Version, recorded: Version, undoes_clear: bool
+    ) -> None:
+        if self._log is None:
+            return
+        self._log.record(
+            "memory.undo",
+            f"{located.location.file}: version {target.number} ({target.cause}) restored as "
+            f"version {recorded.number}"
+            + ("; extraction progress from before the clear restored" if undoes_clear else ""),
+            character=located.character.name,
+            chat=located.chat.id if located.chat else None,
+            data={"restored": target.number, "recorded": recorded.number},
+        )
+
+    def _current(self, character_name: str, chat: str | None) -> tuple[Located, FileVersion]:
+        """Where the memories are and their version now, an outside edit recorded first.
+
+        The file is not read as text: one saved in another encoding still has
+        its history listed, compared and restored.
+        """
+        located = self._access.locator.locate(character_name, chat)
+        return located, self._access.files.current_version(located.location.file)
 
     def _shown(self, file: str, number: int) -> tuple[str, str]:
         """A version's text and its label in a diff."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from charmemory.core.bullet_length import require_within_limit
 from charmemory.core.memory_history import ADD, DELETE, EDIT
-from charmemory.errors import CharMemoryError, ConflictError
+from charmemory.errors import CharMemoryError, StaleVersionError
 from charmemory.formats.memory_file import (
     MemoryFile,
     append_block,
@@ -24,10 +25,11 @@ from charmemory.formats.memory_file import (
     find_bullet,
     format_block_date,
     list_bullets,
+    memory_ids,
     replace_bullet,
     stray_tag_warning,
 )
-from charmemory.ports import LoadedMemories
+from charmemory.ports import ActivityRecorder, LoadedMemories
 from charmemory.services.memory_access import Located, MemoryFileAccess
 from charmemory.services.settings import SettingsService
 
@@ -82,10 +84,12 @@ class MemoryManager:
         settings: SettingsService,
         *,
         clock: Callable[[], datetime] | None = None,
+        log: ActivityRecorder | None = None,
     ):
         self._access = access
         self._settings = settings
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._log = log
 
     def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
         located, loaded = self._access.load(character_name, chat)
@@ -106,7 +110,15 @@ class MemoryManager:
         ref = find_bullet(loaded.memories, memory_id)
         new = replace_bullet(loaded.memories, ref.address, text)
         new_id = next(r.memory_id for r in list_bullets(new) if r.address == ref.address)
-        return await self._save(located, loaded, new, (new_id,), EDIT, f"memory {memory_id}")
+        return await self._save(
+            located,
+            loaded,
+            new,
+            (new_id,),
+            EDIT,
+            f"memory {memory_id}",
+            {"id": memory_id, "before": ref.text, "after": text, "new_id": new_id},
+        )
 
     async def delete(
         self,
@@ -123,7 +135,9 @@ class MemoryManager:
         emptied = new.blocks[ref.address.block]
         if not emptied.bullets and not emptied.notes:
             new = delete_block(new, ref.address.block)
-        return await self._save(located, loaded, new, (), DELETE, f"memory {memory_id}")
+        return await self._save(
+            located, loaded, new, (), DELETE, f"memory {memory_id}", {"text": ref.text}
+        )
 
     async def add(
         self,
@@ -145,7 +159,9 @@ class MemoryManager:
         new = append_block(loaded.memories, block)
         last = new.block_count - 1
         ids = tuple(r.memory_id for r in list_bullets(new) if r.address.block == last)
-        return await self._save(located, loaded, new, ids, ADD, f"{len(ids)} memories")
+        return await self._save(
+            located, loaded, new, ids, ADD, f"{len(ids)} memories", {"memories": texts}
+        )
 
     def _require_within_limit(self, located: Located, texts: Sequence[str]) -> None:
         limit = self._settings.extraction(located.character.name).max_bullet_chars
@@ -156,7 +172,7 @@ class MemoryManager:
     ) -> tuple[Located, LoadedMemories]:
         located, loaded = self._access.load(character_name, chat)
         if expect is not None and expect != loaded.version.digest:
-            raise ConflictError(
+            raise StaleVersionError(
                 f"{loaded.file} changed since it was listed; nothing was written "
                 "(list the memories again)"
             )
@@ -170,29 +186,39 @@ class MemoryManager:
         ids: tuple[str, ...],
         cause: str,
         detail: str,
+        data: dict[str, Any],
     ) -> Changed:
         self._access.files.save(loaded, new, cause=cause, detail=detail)
         warnings = await self._access.announce(located.location, new)
         version = self._access.latest_version(located.location)
+        if self._log is not None:
+            self._log.record(
+                f"memory.{cause}",
+                f"{cause}: {detail} in {loaded.file} (version {version})",
+                character=located.character.name,
+                chat=located.chat.id if located.chat else None,
+                data=data,
+            )
         return Changed(loaded.file, ids, version, tuple(warnings))
 
 
 def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
-    by_block: dict[int, list[Memory]] = {}
-    for ref in list_bullets(loaded.memories):
-        address = ref.address
-        by_block.setdefault(address.block, []).append(
-            Memory(ref.memory_id, ref.text, address.block, address.bullet)
-        )
     blocks = tuple(
         Block(
             index,
             block.chat,
             block.date,
-            tuple(by_block.get(index, ())),
+            tuple(
+                Memory(memory_id, bullet.text, index, place)
+                for place, (bullet, memory_id) in enumerate(
+                    zip(block.bullets, block_ids, strict=True)
+                )
+            ),
             tuple(note.raw.rstrip("\r\n") for note in block.notes),
         )
-        for index, block in enumerate(loaded.memories.blocks)
+        for index, (block, block_ids) in enumerate(
+            zip(loaded.memories.blocks, memory_ids(loaded.memories), strict=True)
+        )
     )
     return MemoryListing(
         located.character.name,

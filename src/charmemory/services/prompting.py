@@ -72,11 +72,15 @@ class PromptPreparer:
         model: ModelSettings,
         *,
         kind: GenerationType = "normal",
+        group: tuple[str, ...] = (),
     ) -> PreparedPrompt:
-        """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply)."""
+        """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply).
+
+        In a group chat, ``group`` names every member and ``character`` is the speaker.
+        """
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        memories = await self._memories(chat, location, kind)
+        memories = await self.memories(chat, location, kind)
         timings["retrieval_ms"] = _ms(started)
         persona = self.persona(chat)
         injection: Injection | None = memories.injection if memories else None
@@ -87,6 +91,7 @@ class PromptPreparer:
             memory=injection if injection and injection.text else None,
             generation_type=kind,
             character=character.stem,
+            group=group,
         )
         step = time.perf_counter()
         world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
@@ -128,9 +133,10 @@ class PromptPreparer:
     def _values(self, settings: tuple, character: str) -> dict:
         return {s.name: self._settings.value(s.name, character) for s in settings}
 
-    async def _memories(
-        self, chat: Chat, location: MemoryLocation, kind: GenerationType
+    async def memories(
+        self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
     ) -> Retrieval | None:
+        """The memories retrieved for the chat's last messages (None: no memory file or index)."""
         retrieval = self._retrieval()
         digest = self._files.digest(location.file)
         if retrieval is None or digest is None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from charmemory.core.extraction_settings import explain_budget
 from charmemory.core.model_catalog import grouped_by_publisher, parse_filters
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import PRESETS, preset_named
@@ -156,23 +157,31 @@ class ProviderService:
         groups = grouped_by_publisher(models) if preset.model_filters else None
         return ModelListing(settings.provider, models, groups)
 
-    async def test_model(self, overrides: Overrides = None) -> ModelTest:
-        """A tiny request with a known answer: ok, answered-but-off (warning), or failed."""
+    async def test_model(
+        self, overrides: Overrides = None, *, max_tokens: int | None = None
+    ) -> ModelTest:
+        """A tiny request with a known answer: ok, answered-but-off (warning), or failed.
+
+        The response may be as long as an extraction's (`extraction.max_response_tokens`,
+        unless `max_tokens` says otherwise), so a model that passes here has room to
+        extract too.
+        """
         settings = self.model_settings(overrides)
         model = self._build(settings)
+        budget = max_tokens or self.settings.extraction().max_response_tokens
         started = time.monotonic()
         try:
             completion = await model.complete(
                 TEST_MESSAGES,
-                max_tokens=settings.max_tokens,
+                max_tokens=budget,
                 temperature=settings.temperature,
                 answer_format=FREE_TEXT,  # whether the model follows an instruction unaided
             )
         except CharMemoryError as error:
             seconds = time.monotonic() - started
-            result = ModelTest(
-                "error", settings.provider, settings.model, str(error), seconds=seconds
-            )
+            failure = error if max_tokens else explain_budget(error, budget)
+            message = self.keys.redact(str(failure))
+            result = ModelTest("error", settings.provider, settings.model, message, seconds=seconds)
         else:
             followed = SENTINEL.lower() in completion.text.lower()
             result = ModelTest(
@@ -182,7 +191,8 @@ class ProviderService:
                 "answered as asked"
                 if followed
                 else f"responded but did not follow the instruction (expected {SENTINEL})",
-                reply=completion.text,
+                # A model can echo a key it was shown; the reply is printed.
+                reply=self.keys.redact(completion.text),
                 reasoning_chars=len(completion.reasoning),
                 usage=completion.usage,
                 seconds=time.monotonic() - started,

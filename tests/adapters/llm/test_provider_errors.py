@@ -143,3 +143,25 @@ def test_an_echoed_key_is_redacted() -> None:
         ctx, 401, b'{"error": {"message": "key sk-live-abcdef123456 is revoked"}}'
     )
     assert "sk-live" not in str(error) and error.provider_message == "key [redacted] is revoked"
+
+
+HOSTILE_KEY = "hostile0key0not0shaped0like0any0key93af"
+
+
+@pytest.mark.parametrize("at", range(270, 300, 3))
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda text: as_json({"error": {"message": text}}),
+        lambda text: f"<html><title>{text}</title></html>".encode(),
+        lambda text: text.encode(),
+    ],
+    ids=["json", "html", "text"],
+)
+def test_a_key_near_the_cut_is_redacted_before_the_message_is_cut(at: int, body) -> None:
+    # Cut first, the key's first part would survive the cut and no longer match it.
+    text = "x" * at + f" your key {HOSTILE_KEY} is not allowed here"
+    ctx = ErrorContext("openai", "m", "u", redact=Redactor(["unrelated-key", HOSTILE_KEY]))
+    error = error_for_status(ctx, 500, body(text))
+    shown = str(error)
+    assert not any(HOSTILE_KEY[:n] in shown for n in range(4, len(HOSTILE_KEY)))

@@ -40,7 +40,7 @@ from charmemory.adapters.model_install import (
     ModelSpec,
     load_installed,
 )
-from charmemory.core.model_settings import ModelSettings
+from charmemory.core.model_settings import LOCAL_CONTEXT_SIZE, ModelSettings
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import CharMemoryError, ConfigError, NotFoundError
 from charmemory.ports import (
@@ -59,7 +59,7 @@ RUNTIME_HINT = (
     "run `make setup` in a charmemory checkout, or `pip install 'charmemory[local]'` "
     "(it compiles llama.cpp, about 5 minutes)"
 )
-DEFAULT_CONTEXT_SIZE = 8192
+DEFAULT_CONTEXT_SIZE = LOCAL_CONTEXT_SIZE
 DEFAULT_REPEAT_PENALTY = 1.1
 OPTION_NAMES = ("threads", "context_size", "repeat_penalty", "extraction_prompt")
 PromptMode = Literal["compact", "as-sent"]

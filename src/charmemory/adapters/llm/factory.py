@@ -12,6 +12,7 @@ from charmemory.adapters.llm.anthropic import AnthropicModel
 from charmemory.adapters.llm.http_model import HttpChatModel
 from charmemory.adapters.llm.nanogpt import NanoGPTModel
 from charmemory.adapters.llm.openai_compat import OpenAICompatibleModel
+from charmemory.adapters.llm.provider_errors import Redact
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.core.model_settings import ModelSettings
 from charmemory.errors import ConfigError
@@ -19,8 +20,13 @@ from charmemory.ports import ChatModel
 
 
 def build_chat_model(
-    settings: ModelSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+    settings: ModelSettings,
+    api_key: str | None,
+    *,
+    retry: RetryPolicy | None = None,
+    redact: Redact | None = None,
 ) -> ChatModel:
+    """The model for `settings`; `redact` scrubs its error messages (default: `api_key`)."""
     preset = settings.preset
     if preset.dialect == "embedded":
         return embedded.build(settings)
@@ -36,4 +42,4 @@ def build_chat_model(
         adapter = NanoGPTModel
     else:
         adapter = OpenAICompatibleModel
-    return adapter(settings, api_key, retry=retry)
+    return adapter(settings, api_key, retry=retry, redact=redact)

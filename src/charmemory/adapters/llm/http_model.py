@@ -25,14 +25,16 @@ from charmemory.adapters.llm.provider_errors import (
     MalformedResponseError,
     ModelListUnavailableError,
     ModelNotFoundError,
+    Redact,
 )
 from charmemory.adapters.llm.reasoning import ThinkSplitter, check_answered, split_think
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.llm.sse import ServerSentEvent
 from charmemory.adapters.llm.transport import Endpoint, Transport
-from charmemory.adapters.secrets import Redactor
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import StructuredOutput, json_schema_hint
+from charmemory.core.redaction import Redactor
+from charmemory.formats.unicode_text import without_lone_surrogates
 from charmemory.ports import (
     FREE_TEXT,
     AnswerFormat,
@@ -95,7 +97,12 @@ class HttpChatModel(ABC):
     enforces_json: ClassVar[bool] = True
 
     def __init__(
-        self, settings: ModelSettings, api_key: str | None, *, retry: RetryPolicy | None = None
+        self,
+        settings: ModelSettings,
+        api_key: str | None,
+        *,
+        retry: RetryPolicy | None = None,
+        redact: Redact | None = None,
     ):
         self.provider = settings.provider
         self.model = settings.model
@@ -106,7 +113,8 @@ class HttpChatModel(ABC):
             model=settings.model,
             base_url=settings.base_url,
             has_extra_params=bool(settings.extra_params),
-            redact=Redactor([api_key]),
+            # Every key known, not just this one: a server may echo any of them.
+            redact=redact or Redactor([api_key]),
         )
         self.transport = Transport(
             Endpoint(
@@ -162,9 +170,10 @@ class HttpChatModel(ABC):
         raw = self.completion_from(
             await self.transport.request_json("POST", self.chat_path, body=body)
         )
-        answer, inline = split_think(raw.text)
+        answer, inline = split_think(without_lone_surrogates(raw.text))
+        reasoning = without_lone_surrogates(raw.reasoning)
         completion = replace(
-            raw, text=answer.strip(), reasoning="\n\n".join(filter(None, (raw.reasoning, inline)))
+            raw, text=answer.strip(), reasoning="\n\n".join(filter(None, (reasoning, inline)))
         )
         check_answered(
             self.provider, completion.text, len(completion.reasoning), raw.finish_reason, max_tokens
@@ -190,8 +199,9 @@ class HttpChatModel(ABC):
         async with aclosing(self.transport.events(self.chat_path, body)) as events:
             async for event in events:
                 for delta in decode(event):
-                    text, inline = splitter.feed(delta.text)
-                    out = replace(delta, text=text, reasoning=delta.reasoning + inline)
+                    text, inline = splitter.feed(without_lone_surrogates(delta.text))
+                    reasoning = without_lone_surrogates(delta.reasoning) + inline
+                    out = replace(delta, text=text, reasoning=reasoning)
                     answer.append(out.text)
                     reasoning_chars += len(out.reasoning)
                     finish_reason = out.finish_reason or finish_reason

@@ -6,7 +6,8 @@ reduced to one clean line whatever the dialect: OpenAI-style
 Ollama `{"error": "..."}`, NVIDIA problem details `{"title", "detail"}`,
 FastAPI `{"detail": [...]}`, an HTML error page (its title) or plain text
 (truncated). Well-known cases carry a hint on what to do. Messages pass
-through a redactor, so a key a server echoes back never reaches the user.
+through a redactor before they are cut short, so no part of a key a server
+echoes back ever reaches the user.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from charmemory.errors import CharMemoryError
+from charmemory.errors import ResponseBudgetError, UpstreamError
 
 MESSAGE_LIMIT = 300
 
 
-class ProviderError(CharMemoryError):
+class ProviderError(UpstreamError):
     """A request to an LLM provider failed; `str()` is the one-line explanation."""
 
     def __init__(
@@ -96,8 +97,15 @@ class ModelListUnavailableError(ProviderError):
     """The server offers no model list to choose from."""
 
 
-class ReasoningBudgetExhaustedError(ProviderError):
+class ReasoningBudgetExhaustedError(ProviderError, ResponseBudgetError):
     """The response budget ran out while the model was still reasoning."""
+
+
+Redact = Callable[[str], str]
+
+
+def unredacted(text: str) -> str:
+    return text
 
 
 @dataclass(frozen=True)
@@ -108,12 +116,17 @@ class ErrorContext:
     model: str
     base_url: str
     has_extra_params: bool = False
-    redact: Callable[[str], str] = lambda text: text
+    redact: Redact = unredacted
 
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def redacted_clip(text: str, redact: Redact) -> str:
+    """One short line of `text` with every secret removed first (a cut key would show)."""
+    return clip(redact(text))
 
 
 def _from_json(data: Any) -> str | None:
@@ -150,8 +163,8 @@ def _from_html(text: str) -> str:
     return html.unescape(_TAG.sub(" ", _INVISIBLE.sub(" ", text)))
 
 
-def provider_message(body: bytes, content_type: str = "") -> str:
-    """The provider's own explanation in an error body, as one short line."""
+def provider_message(body: bytes, content_type: str = "", redact: Redact = unredacted) -> str:
+    """The provider's own explanation in an error body, as one short line without secrets."""
     text = body.decode("utf-8", errors="replace").strip()
     if not text:
         return ""
@@ -161,10 +174,10 @@ def provider_message(body: bytes, content_type: str = "") -> str:
         except ValueError:
             found = None
         if found:
-            return clip(found)
+            return redacted_clip(found, redact)
     if "html" in content_type or text.lower().startswith(("<!doctype", "<html", "<")):
-        return clip(_from_html(text))
-    return clip(text)
+        return redacted_clip(_from_html(text), redact)
+    return redacted_clip(text, redact)
 
 
 _CONTEXT_WORDS = re.compile(
@@ -179,7 +192,7 @@ def error_for_status(
     ctx: ErrorContext, status: int, body: bytes, content_type: str = "", *, retries: int = 0
 ) -> ProviderError:
     """The typed error for an HTTP error answer, with a hint where one helps."""
-    message = ctx.redact(provider_message(body, content_type))
+    message = provider_message(body, content_type, ctx.redact)
     after = f" after {retries} retries" if retries else ""
     args: dict[str, Any] = {"status": status, "provider_message": message}
     p = ctx.provider
@@ -248,5 +261,5 @@ def error_in_payload(ctx: ErrorContext, data: Any) -> ProviderError | None:
     raw = json.dumps(data).encode()
     if status and 400 <= status <= 599:
         return error_for_status(ctx, status, raw, "application/json")
-    message = ctx.redact(provider_message(raw, "application/json"))
+    message = provider_message(raw, "application/json", ctx.redact)
     return ProviderError(ctx.provider, "the provider reported an error", provider_message=message)

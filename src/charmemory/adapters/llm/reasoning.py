@@ -97,5 +97,6 @@ def check_answered(
     raise ReasoningBudgetExhaustedError(
         provider,
         f"the model spent its whole budget of {max_tokens} tokens {spent} and gave no answer",
-        hint="raise max response tokens to 2000-3000",
+        # The caller knows which setting gave the budget; it names it (see ResponseBudgetError).
+        hint="allow a longer response, or turn the model's reasoning down",
     )

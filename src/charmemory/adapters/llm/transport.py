@@ -25,8 +25,8 @@ from charmemory.adapters.llm.provider_errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
-    clip,
     error_for_status,
+    redacted_clip,
 )
 from charmemory.adapters.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from charmemory.adapters.llm.sse import ServerSentEvent, parse_sse
@@ -51,6 +51,12 @@ class Endpoint:
     @property
     def provider(self) -> str:
         return self.errors.provider
+
+
+@dataclass(frozen=True)
+class OpenStream:
+    content_type: str
+    pieces: AsyncIterator[bytes]
 
 
 class Transport:
@@ -91,6 +97,27 @@ class Transport:
             finally:
                 await response.aclose()
 
+    @asynccontextmanager
+    async def open_stream(self, url: str, body: Mapping[str, Any]) -> AsyncIterator[OpenStream]:
+        """A streamed answer, open: its content type and its bytes as they arrive."""
+        async with self._client() as client:
+            response = await self._send(client, "POST", url, body, None, read_body=False)
+            try:
+                yield OpenStream(response.headers.get("content-type", ""), self._pieces(response))
+            finally:
+                await response.aclose()
+
+    async def _pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        try:
+            async for piece in response.aiter_bytes():
+                yield piece
+        except httpx.ReadTimeout:
+            raise self._read_timeout() from None
+        except httpx.TransportError as error:
+            raise self._connection_error(
+                error, f"{self.endpoint.base_url} dropped the connection mid-answer"
+            ) from None
+
     def decode(self, content: bytes) -> Any:
         try:
             return json.loads(content)
@@ -98,9 +125,10 @@ class Transport:
             raise MalformedResponseError(
                 self.endpoint.provider,
                 "the answer is not valid JSON",
-                provider_message=self.endpoint.errors.redact(
-                    clip(content.decode("utf-8", errors="replace")) or "empty body"
-                ),
+                provider_message=redacted_clip(
+                    content.decode("utf-8", errors="replace"), self.endpoint.errors.redact
+                )
+                or "empty body",
             ) from None
 
     @asynccontextmanager
@@ -176,10 +204,10 @@ class Transport:
         )
 
     def _connection_error(self, error: Exception, summary: str) -> ProviderConnectionError:
-        reason = clip(str(error) or type(error).__name__)
+        reason = redacted_clip(str(error) or type(error).__name__, self.endpoint.errors.redact)
         return ProviderConnectionError(
             self.endpoint.provider,
             summary,
-            provider_message=self.endpoint.errors.redact(reason),
+            provider_message=reason,
             hint="check that the server is running and base_url is right",
         )

@@ -61,7 +61,11 @@ def continue_reply(message: Message, generated: Generated) -> None:
 
 def edit_message(chat: Chat, index: int, text: str) -> None:
     """Replace a message's text (and its shown swipe's)."""
-    message = message_at(chat, index)
+    set_text(message_at(chat, index), text)
+
+
+def set_text(message: Message, text: str) -> None:
+    """Replace one message's text (and its shown swipe's)."""
     message.data["mes"] = text
     swipe = message.swipe_id
     if message.swipes is not None and swipe is not None and swipe < len(message.swipes):

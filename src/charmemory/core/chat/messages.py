@@ -5,19 +5,24 @@ reply adds `gen_started`/`gen_finished`, `extra.api`/`extra.model` (and the
 reasoning, kept apart from the text), `title`, and its swipes: `swipe_id`,
 `swipes` and `swipe_info`, one `{send_date, gen_started, gen_finished, extra}`
 per swipe, where `extra` is a copy of the message's own as it was for that swipe
-(SillyTavern's `saveReply`). Dates are ISO-8601 in UTC with milliseconds, as
-SillyTavern 1.15+ writes them.
+(SillyTavern's `saveReply`). In a group chat a member's reply also carries
+`force_avatar` and `original_avatar` (its card file name) and `extra.gen_id`.
+Dates are ISO-8601 in UTC with milliseconds, as SillyTavern 1.15+ writes them.
 """
 
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
-from charmemory.formats.chat import Message
+from charmemory.formats.chat import ChatHeader, Message
+
+_URI_COMPONENT_SAFE = "-_.!~*'()"  # what encodeURIComponent leaves as it is
 
 
 def iso_time(at: datetime) -> str:
@@ -42,6 +47,17 @@ class Generated:
         if not self.reasoning:
             return None
         return round((self.finished - self.started).total_seconds() * 1000)
+
+
+def new_chat_header() -> ChatHeader:
+    """The first line of a new chat, as SillyTavern 1.15+ writes it (solo or group)."""
+    return ChatHeader(
+        {
+            "chat_metadata": {"integrity": str(uuid.uuid4())},
+            "user_name": "unused",
+            "character_name": "unused",
+        }
+    )
 
 
 def user_message(name: str, text: str, at: datetime) -> Message:
@@ -88,6 +104,33 @@ def greeting(name: str, first_mes: str, alternates: Sequence[str], at: datetime)
         message.data["swipes"] = swipes
         message.data["swipe_info"] = []
     return message
+
+
+def in_group(message: Message, avatar: str) -> None:
+    """Mark a reply as a group member's: SillyTavern keys it by the card file name."""
+    message.data["force_avatar"] = avatar_thumbnail(avatar)
+    message.data["original_avatar"] = avatar
+
+
+def group_greeting(name: str, text: str, avatar: str, at: datetime, gen_id: float) -> Message:
+    """A member's first message in a new group chat, in the shape SillyTavern writes it."""
+    return Message(
+        {
+            "is_user": False,
+            "is_system": False,
+            "name": name,
+            "send_date": iso_time(at),
+            "original_avatar": avatar,
+            "extra": {"gen_id": gen_id},
+            "mes": text,
+            "force_avatar": avatar_thumbnail(avatar),
+        }
+    )
+
+
+def avatar_thumbnail(avatar: str) -> str:
+    """SillyTavern's `getThumbnailUrl('avatar', file)`, with `encodeURIComponent`'s escaping."""
+    return f"/thumbnail?type=avatar&file={quote(avatar, safe=_URI_COMPONENT_SAFE)}"
 
 
 def keep_shown_swipe(message: Message) -> None:

@@ -8,7 +8,10 @@ dialogue examples (each block opened by an `[Example Chat]` system message),
 the chat history (opened by `[Start a new Chat]`, with the Author's Note, the
 retrieved memories, the card's depth prompt and World Info @depth entries
 injected at their depths), and the post-history instructions (which the card
-may also override). The Author's Note and the memories may instead sit just
+may also override). In a group chat the speaker's card is the card, the history
+opens with `[Start a new group chat. Group members: {{group}}]`, every line but
+the user's is prefixed with its speaker's name, and a nudge to write only as
+the speaker closes the history. The Author's Note and the memories may instead sit just
 after (`in_prompt`) or before (`before_prompt`) the main prompt. Every text has
 its macros replaced. Optionally, runs of system messages are squashed.
 
@@ -155,9 +158,20 @@ class _Assembly:
     def run(self) -> AssembledPrompt:
         settings = self.settings
         head = self._head()
-        tail = [m for m in (self._post_history(),) if m is not None]
+        in_group = bool(self.request.group)
+        nudge = (
+            self._message(
+                "system", settings.group_nudge_prompt, section.CHAT_HISTORY, (section.GROUP_NUDGE,)
+            )
+            if in_group
+            else None
+        )
+        tail = [m for m in (nudge, self._post_history()) if m is not None]
         new_chat = self._message(
-            "system", settings.new_chat_prompt, section.CHAT_HISTORY, (section.NEW_CHAT,)
+            "system",
+            settings.new_group_chat_prompt if in_group else settings.new_chat_prompt,
+            section.CHAT_HISTORY,
+            (section.NEW_CHAT,),
         )
         budget = settings.prompt_budget - settings.reply_priming_tokens
         history = self._history()
@@ -331,7 +345,11 @@ class _Assembly:
 
     def _named(self, name: str, text: str, role: str, force_avatar: Any) -> str:
         behavior = self.settings.names_behavior
-        if role == "narrator" or behavior == "none":
+        if behavior == "none":
+            return text
+        if behavior == "default" and self.request.group and name != self.macros.user:
+            return f"{name}: {text}"  # in a group every line but the user's says who spoke
+        if role == "narrator":
             return text
         if behavior == "content" or (force_avatar and name != self.macros.user):
             return f"{name}: {text}"

@@ -37,8 +37,8 @@ _LEGACY = [
     (re.compile("<USER>", re.IGNORECASE), "user"),
     (re.compile("<BOT>", re.IGNORECASE), "char"),
     (re.compile("<CHAR>", re.IGNORECASE), "char"),
-    (re.compile("<CHARIFNOTGROUP>", re.IGNORECASE), "char"),
-    (re.compile("<GROUP>", re.IGNORECASE), "char"),
+    (re.compile("<CHARIFNOTGROUP>", re.IGNORECASE), "group_or_char"),
+    (re.compile("<GROUP>", re.IGNORECASE), "group_or_char"),
 ]
 _ROLL = re.compile(r"\{\{roll[ :]([^}]+)\}\}", re.IGNORECASE)
 _DICE = re.compile(r"(\d*)d(\d+)([+-]\d+)?", re.IGNORECASE)
@@ -99,6 +99,12 @@ class MacroContext:
     char_version: str = ""
     idle_since: datetime | None = None  # the user's message before the last one
     outlets: Mapping[str, str] = field(default_factory=dict)
+    group: str = ""  # a group chat's member names, comma-separated; "" in a solo chat
+
+    @property
+    def group_or_char(self) -> str:
+        """`{{group}}` and `{{charIfNotGroup}}`: the group's members, else the character."""
+        return self.group or self.char
 
     def with_outlets(self, outlets: Mapping[str, str]) -> MacroContext:
         return replace(self, outlets=outlets)
@@ -146,8 +152,8 @@ class MacroContext:
             "char_version": self.char_version,
             "user": self.user,
             "char": self.char,
-            "group": self.char,
-            "charIfNotGroup": self.char,
+            "group": self.group_or_char,
+            "charIfNotGroup": self.group_or_char,
         }
         values.update((name, _literal(value)) for name, value in fields.items())
         return values

@@ -25,6 +25,7 @@ IN_CHAT_INJECTIONS = "in_chat_injections"
 # Markers SillyTavern never merges into the messages around them.
 NEW_CHAT = "new_chat"
 NEW_EXAMPLE_CHAT = "new_example_chat"
+GROUP_NUDGE = "group_nudge"
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def squash_system_messages(
 ) -> list[PromptMessage]:
     """Merge runs of unnamed system messages, as SillyTavern's "Squash system messages".
 
-    The new-chat and new-example-chat markers stay apart; empty system messages
+    The new-chat, new-example-chat and group nudge markers stay apart; empty system messages
     go. A merged message is counted again with `count`.
     """
     squashed: list[PromptMessage] = []
@@ -72,5 +73,5 @@ def _squashable(message: PromptMessage) -> bool:
     return (
         message.role == "system"
         and message.name is None
-        and not {NEW_CHAT, NEW_EXAMPLE_CHAT} & set(message.sources)
+        and not {NEW_CHAT, NEW_EXAMPLE_CHAT, GROUP_NUDGE} & set(message.sources)
     )

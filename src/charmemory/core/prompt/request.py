@@ -42,6 +42,8 @@ class PromptRequest:
     memory: Injection | None = None  # retrieved memories, placed as the injection says
     generation_type: GenerationType = "normal"
     character: str | None = None  # the card's file name without .png; defaults to its name
+    # A group chat: every member's name, in the group's order (the speaker is `card`).
+    group: tuple[str, ...] = ()
 
     @property
     def metadata(self) -> Mapping[str, Any]:
@@ -82,6 +84,7 @@ def macro_context(request: PromptRequest, *, now: datetime, rng: random.Random) 
     return MacroContext(
         user=request.persona.name,
         char=card.name,
+        group=", ".join(request.group),
         rng=rng,
         now=now,
         description=card.description.strip(),

@@ -36,6 +36,8 @@ class PromptSettings:
     personality_format: str = "[{{char}}'s personality: {{personality}}]"
     scenario_format: str = "[Circumstances and context of the dialogue: {{scenario}}]"
     new_chat_prompt: str = "[Start a new Chat]"
+    new_group_chat_prompt: str = "[Start a new group chat. Group members: {{group}}]"
+    group_nudge_prompt: str = "[Write the next reply only as {{char}}.]"
     new_example_chat_prompt: str = "[Example Chat]"
     names_behavior: NamesBehavior = "default"
     pin_examples: bool = False  # keep the dialogue examples even when chat history must go

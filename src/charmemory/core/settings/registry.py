@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import difflib
 
-from charmemory.core import extraction_settings, model_settings, retrieval_settings
+from charmemory.core import (
+    extraction_settings,
+    model_settings,
+    retrieval_settings,
+    server_settings,
+)
+from charmemory.core.books import settings as book_settings
 from charmemory.core.chat import settings as chat_settings
 from charmemory.core.consolidation_prompt import DEFAULT_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from charmemory.core.prompt import settings as prompt_settings
@@ -36,6 +42,8 @@ SETTINGS: dict[str, Setting] = {
         world_info_settings.EXTRA_BOOKS,
         *prompt_settings.SETTINGS,
         *chat_settings.SETTINGS,
+        *server_settings.SETTINGS,
+        *book_settings.SETTINGS,
     )
 }
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(setting.group for setting in SETTINGS.values()))

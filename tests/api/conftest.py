@@ -1,0 +1,68 @@
+"""A served workspace with Mira, her memories indexed by a word-hash embedder, and the
+scripted LLM server as the upstream provider."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import App
+from tests.support.api_server import serving, use_upstream, write_card
+from tests.support.extraction_fixtures import memory_block
+from tests.support.scripted_llm import (
+    RecordedRequest,
+    ScriptedLLMServer,
+    Step,
+    openai_completion,
+    openai_stream_events,
+)
+from tests.support.word_hash_embedder import WordHashEmbedder
+
+FACT = "Alex's sister Ilsa runs the lantern bakery on Copperlane."
+
+
+@dataclass
+class Served:
+    url: str
+    app: App
+    ws: Workspace
+    upstream: ScriptedLLMServer
+
+    def chat_requests(self) -> list[RecordedRequest]:
+        """The upstream requests that were chats (not extraction calls)."""
+        return [
+            r
+            for r in self.upstream.requests
+            if r.path.endswith("/chat/completions") and "NO_NEW_MEMORIES" not in r.body.decode()
+        ]
+
+
+def role_play(request: RecordedRequest) -> Step:
+    """Replies numbered by the history's length; extraction calls get a memory back."""
+    body = request.json
+    if request.path.endswith("/models"):
+        return Step(json={"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+    said = json.dumps(body["messages"])
+    if "NO_NEW_MEMORIES" in said:
+        return Step(json=openai_completion(memory_block(FACT)))
+    reply = f"Reply to {len(body['messages'])} messages."
+    if body.get("stream"):
+        return Step(
+            events=openai_stream_events(["Reply to ", f"{len(body['messages'])} messages."])
+        )
+    return Step(json=openai_completion(reply))
+
+
+@pytest.fixture
+def served(tmp_path, llm_server: ScriptedLLMServer) -> Iterator[Served]:
+    ws = Workspace.create(tmp_path / "ws")
+    write_card(ws)
+    app = App(ws, env={}, embedder=WordHashEmbedder(), index_for_extraction=True)
+    use_upstream(app, llm_server.base_url)
+    llm_server.respond_always(role_play)
+    with serving(lambda: app) as url:
+        yield Served(url, app, ws, llm_server)
