@@ -43,6 +43,7 @@ format: setup
 
 bench: models
 	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/retrieval_quality.py
 	$(BIN)/python bench/extraction_cost.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/extraction_quality.py

@@ -21,6 +21,7 @@ from charmemory.adapters.books.files import BookFiles
 from charmemory.adapters.books.profiles import ProfileStore
 from charmemory.adapters.books.transactions import BookTransactions
 from charmemory.adapters.consolidation_previews import PreviewStore
+from charmemory.adapters.embed_e5 import E5Embedder
 from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.extraction_state import ExtractionState
@@ -38,8 +39,10 @@ from charmemory.adapters.model_install import (
     DEFAULT_INSTALL,
     MINILM_L6_V2_INT8,
     MODELS,
+    MULTILINGUAL_E5_SMALL_Q4,
     ModelInstaller,
     ModelNotInstalledError,
+    ModelSpec,
     load_installed,
     model_spec,
 )
@@ -192,11 +195,14 @@ class App:
     def retrieval(self) -> RetrievalService:
         """Retrieval over the workspace index with the embedder `retrieval.embedder` names."""
         embedder = self._embedder or self._configured_embedder()
+        local = self._embedder is None and self.settings.value("retrieval.embedder") == "local"
         return RetrievalService(
             SqliteIndex(self.workspace.db, embedder),
             embedder,
             SqliteRetrievalLog(self.workspace.db, redact=self.keys.redact),
             self.settings.retrieval,
+            multilingual=_EmbedderOnFirstUse(multilingual=True) if local else None,
+            multilingual_by_default=local and model_installed(MULTILINGUAL_E5_SMALL_Q4),
         )
 
     def _configured_embedder(self) -> Embedder:
@@ -519,8 +525,12 @@ def create_app(root: Path, **options: Any) -> App:
 
 def embedding_model_installed() -> bool:
     """Whether the local embedding model is there (extraction then ranks related memories)."""
+    return model_installed(MINILM_L6_V2_INT8)
+
+
+def model_installed(spec: ModelSpec) -> bool:
     try:
-        load_installed(MINILM_L6_V2_INT8)
+        load_installed(spec)
     except ModelNotInstalledError:
         return False
     return True
@@ -558,19 +568,20 @@ def install_local_model(name: str, *, force: bool, progress: Callable[[str], Non
 
 
 class _EmbedderOnFirstUse:
-    """The local embedder, located only when a text has to be embedded.
+    """A local embedder, located only when a text has to be embedded.
 
     Keeping the index in step after an edit embeds nothing for a character that
     was never indexed, so an edit must not fail for want of the embedding model.
     """
 
-    model_name = OnnxEmbedder.model_name
-    dimensions = OnnxEmbedder.dimensions
-
-    def __init__(self) -> None:
-        self._embedder: OnnxEmbedder | None = None
+    def __init__(self, *, multilingual: bool = False) -> None:
+        spec = MULTILINGUAL_E5_SMALL_Q4 if multilingual else MINILM_L6_V2_INT8
+        self._multilingual = multilingual
+        self.model_name = spec.name
+        self.dimensions = 384  # both local models
+        self._embedder: Embedder | None = None
 
     async def embed(self, texts: Sequence[str]) -> Any:
         if self._embedder is None:
-            self._embedder = OnnxEmbedder()
+            self._embedder = E5Embedder() if self._multilingual else OnnxEmbedder()
         return await self._embedder.embed(texts)

@@ -130,3 +130,27 @@ def test_a_merged_index_scores_as_one_built_from_the_final_texts(
     got, expected = merged.scores(terms), rebuilt.scores(terms)
     assert np.array_equal(got[0], expected[0])
     assert got[1] == pytest.approx(expected[1])
+
+
+def test_chinese_text_is_searched_by_its_characters_and_their_pairs(stemmer: Stemmer) -> None:
+    texts = ["林小满在巷口开了一家面馆。", "沈清辞把玉佩留在了江南。", "嫩南瓜切丝清炒。"]
+    index = Bm25.build(texts, stemmer)
+
+    def best(query: str) -> int:
+        terms = [t for found in stemmer.terms(query_words(query)) for t in found]
+        positions, scores = index.scores(terms)
+        return int(positions[np.argmax(scores)])
+
+    assert best("南瓜怎么做") == 2
+    assert best("玉佩在哪里") == 1
+    assert "南瓜" in query_words("南瓜怎么做") and "瓜" in query_words("南瓜怎么做")
+
+
+def test_russian_words_match_in_their_other_forms(stemmer: Stemmer) -> None:
+    texts = ["Ярослава потеряла лодку у старой мельницы.", "Артём пишет письма сестре."]
+    index = Bm25.build(texts, stemmer)
+    terms = [t for found in stemmer.terms(query_words("Где её лодка и мельница?")) for t in found]
+
+    positions, _ = index.scores(terms)
+
+    assert positions.tolist() == [0]

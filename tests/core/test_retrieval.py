@@ -44,8 +44,10 @@ def test_each_bullet_becomes_an_item_labelled_with_its_topic() -> None:
         block_chat="Elara - 2026-02-15@10h00m00s",
         block_date="2026-02-15 10:42",
         topic="Elara, Player — the drowned brother",
+        block_size=2,
     )
     assert items[2].provenance.topic == ""
+    assert items[2].provenance.block_size == 1
     ids = {ref.text: ref.memory_id for ref in list_bullets(memory)}
     assert first.id == ids[first.text]
     assert MemoryItem.from_payload("char:Elara", first.to_payload()) == first
@@ -113,3 +115,11 @@ def test_a_small_file_is_one_chunk() -> None:
     [item] = chunk_items_from_memory_file("c", "f.md", memory, ChunkSettings())
     assert item.text == FILE and item.provenance.block_index == 0
     assert item.provenance.place == ("f.md", 0, 0)
+
+
+def test_leading_words_keep_the_text_as_written() -> None:
+    from charmemory.core.retrieval import leading_words
+
+    assert leading_words("  one two\nthree  four", 3) == "  one two\nthree"
+    assert leading_words("one two", 5) == "one two"
+    assert leading_words("林小满在巷口 opened a shop", 4) == "林小满在"

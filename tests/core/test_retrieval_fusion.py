@@ -106,3 +106,22 @@ def test_select_applies_threshold_dedupe_and_top_k() -> None:
     )
     assert keys(chosen) == ["both", "vector"]
     assert keys(select(CANDIDATES, ReciprocalRank(), top_k=1)) == ["both"]
+
+
+def test_a_memory_whose_block_also_matches_gains_on_one_that_stands_alone() -> None:
+    scene = [hit("scene", 0.60, 2), hit("scene mate", 0.55, 3), hit("scene mate 2", 0.50, 4)]
+    alone = hit("alone", 0.62, 1)
+    blocks = {"scene": "b1", "scene mate": "b1", "scene mate 2": "b1", "alone": "b2"}
+    sizes = {"b1": 4, "b2": 3}  # each block holds memories that are not candidates
+
+    def block_of(candidate: IndexHit) -> tuple[str, int]:
+        return blocks[candidate.key], sizes[blocks[candidate.key]]
+
+    fusion = SingleSignal("vector")
+    plain = select([alone, *scene], fusion, top_k=2)
+    in_context = select([alone, *scene], fusion, top_k=2, block_of=block_of, block_weight=0.2)
+
+    assert keys(plain) == ["alone", "scene"]
+    assert keys(in_context) == ["scene", "scene mate"]
+    # The bonus: 0.2 x the mean score of the block's other memories, absent ones as 0.
+    assert in_context[0][1] == pytest.approx(0.60 + 0.2 * (0.55 + 0.50) / 3)

@@ -214,3 +214,49 @@ async def test_lorebooks_join_the_prompt_by_key_and_by_similarity(ws: Workspace)
     assert record.lorebooks == [
         {"source": "character", "name": "Kestrel", "entries": 3, "keys": ["boiler", "saltglass"]}
     ]
+
+
+GREETING = (
+    "*Steam hisses across the lower docks of Brassport as you find berth nine, where a "
+    "patched brass-and-canvas airship strains at her mooring ropes. A tall woman with a "
+    "copper braid and goggles pushed up on her forehead looks you over from the gangplank.* "
+    "\"You must be the passenger who paid in cash and asked no questions. I'm Captain Mira "
+    "Vance, and this lovely wreck is the *Kestrel's Wake*. Mind the third step, {{user}}. "
+    'It bites."'
+)
+SHIP_MEMORIES = (
+    "The Kestrel's Wake is moored at berth nine on the lower docks of Brassport.",
+    "Mira wears her goggles pushed up on her forehead over a copper braid.",
+    "The third step of the gangplank bites; Mira warns every passenger.",
+    "Alex paid for passage in cash and asked no questions.",
+    "The airship's brass-and-canvas hull is patched and strains at the mooring ropes.",
+    "Steam hisses from the Kestrel's boiler whenever the docks are cold.",
+)
+BROTHER = "Alex's younger brother Rowan went to work the salt kilns on the Saltglass Isles."
+
+
+async def test_a_first_turn_finds_what_the_user_asks_about_not_the_greeting(
+    ws: Workspace,
+) -> None:
+    from tests.support.word_hash_embedder import WordHashEmbedder
+
+    card_with(ws, first_mes=GREETING)
+    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(
+        '<memory chat="c" date="2026-02-15 10:00">\n'
+        + "".join(f"- {text}\n" for text in (*SHIP_MEMORIES, BROTHER))
+        + "</memory>\n",
+        encoding="utf-8",
+    )
+    model = replying("*She goes quiet.*")
+    app = App(ws, env={}, chat_model=lambda: model, clock=Clock(), embedder=WordHashEmbedder())
+    app.settings.set("retrieval.top_k", "3")
+
+    turn = await app.chat.send(
+        CHARACTER, "Mira, do you remember where my younger brother went? Rowan wrote no letter."
+    )
+
+    assert turn.memories[0]["text"] == BROTHER
+    prompt = "\n".join(message.content for message in model.requests[0].messages)
+    assert BROTHER in prompt and "Steam hisses across" in prompt  # the greeting is still shown
+    inspected = await app.memory_search.inject(CHARACTER)
+    assert inspected.retrieval.results[0].text == BROTHER

@@ -101,12 +101,24 @@ class CollectionSnapshot:
     def dimensions(self) -> int:
         return self.vectors.shape[1]
 
-    def candidates(self, query: np.ndarray, terms: Sequence[str], k: int) -> list[Candidate]:
-        """The top ``k`` rows by cosine and the top ``k`` by BM25, each with both signals."""
+    def candidates(
+        self,
+        query: np.ndarray,
+        terms: Sequence[str],
+        k: int,
+        include: np.ndarray | None = None,
+    ) -> list[Candidate]:
+        """The top ``k`` rows by cosine and the top ``k`` by BM25, each with both signals.
+
+        ``include``: positions of rows that are candidates whatever their scores
+        (the memories of the days a question asks about).
+        """
         if len(self.ids) == 0 or k < 1:
             return []
         matched, scores = self.bm25.scores(terms)
         lexical_top = matched[_top(scores, k)]
+        if include is not None and len(include):
+            lexical_top = np.union1d(lexical_top, include)
         estimate, bound = self.estimates.estimate(query)
         worth, floor = worth_scoring(estimate, bound, k)
         worth[lexical_top] = True

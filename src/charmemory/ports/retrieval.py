@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from charmemory.core.time_question import Days
+from charmemory.ports.models import Embedder
+
 
 @dataclass(frozen=True, slots=True)
 class IndexItem:
@@ -77,23 +80,43 @@ class RetrievalIndex(Protocol):
         *,
         on_progress: SyncProgress | None = None,
         reembed: bool = False,
+        embedder: Embedder | None = None,
     ) -> SyncReport:
         """Make the collection hold exactly ``items``, embedding only new texts.
 
         With ``reembed`` every item is embedded again and its stored vector replaced.
+        ``embedder``: the model for this collection (default: the index's own); a
+        collection holding another model's vectors is embedded again whole.
         """
         ...
 
-    async def plan_sync(self, collection: str, items: Sequence[IndexItem]) -> SyncReport:
+    async def plan_sync(
+        self, collection: str, items: Sequence[IndexItem], *, embedder: Embedder | None = None
+    ) -> SyncReport:
         """What `sync` would do now, without embedding or changing anything."""
         ...
 
     async def purge(self, collection: str) -> int: ...
 
     async def search(
-        self, collection: str, query_text: str, query_vector: Any, k: int
+        self,
+        collection: str,
+        query_text: str,
+        query_vector: Any,
+        k: int,
+        *,
+        days: Days | None = None,
+        model: str | None = None,
     ) -> list[IndexHit]:
-        """The top ``k`` by BM25 and the top ``k`` by cosine, merged."""
+        """The top ``k`` by BM25 and the top ``k`` by cosine, merged.
+
+        With ``days``, the items whose block date is one of them are candidates too.
+        ``model``: the embedding model of the query vector (default: the index's own).
+        """
+        ...
+
+    def model_of(self, collection: str) -> str | None:
+        """The embedding model whose vectors the collection holds (None: not indexed)."""
         ...
 
     async def stats(self, collection: str) -> IndexStats | None: ...

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from charmemory.core.chat_query import query_messages
 from charmemory.core.retrieval_settings import RetrievalSettings
+from charmemory.core.time_question import chat_day
 from charmemory.errors import NotFoundError
 from charmemory.ports import IndexStats, LoadedMemories, RetrievalRecord, SyncReport
 from charmemory.services.memory_access import Located, MemoryFileAccess
@@ -78,8 +80,11 @@ class MemorySearch:
             raise NotFoundError(f"{located.character.name} has no chats yet")
         _, synced = await self.index(character, located.chat.id)
         loaded = self._access.library.load_chat(located.chat)
-        messages = [m.active_text for m in loaded.chat.messages if not m.is_hidden]
-        retrieval = await self._retrieval.retrieve_for_chat(located.location.collection, messages)
+        retrieval = await self._retrieval.retrieve_for_chat(
+            located.location.collection,
+            query_messages(loaded.chat),
+            now=chat_day(loaded.chat),
+        )
         return Injected(located, synced, retrieval)
 
     async def diagnose(self, character: str, chat: str | None = None) -> Diagnosis:

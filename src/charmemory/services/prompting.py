@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from charmemory.core.chat_query import query_messages
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.injection import Injection
 from charmemory.core.memory_location import MemoryLocation
@@ -22,7 +23,8 @@ from charmemory.core.narrator.stamps import CastSnapshot
 from charmemory.core.prompt import GenerationPrompt, Persona, PromptRequest, build_prompt
 from charmemory.core.prompt.settings import SETTINGS as PROMPT_SETTINGS
 from charmemory.core.prompt.settings import prompt_settings
-from charmemory.core.world_info import GenerationType, prompt_messages
+from charmemory.core.time_question import chat_day
+from charmemory.core.world_info import GenerationType
 from charmemory.core.world_info.settings import SETTINGS as WORLD_INFO_SETTINGS
 from charmemory.core.world_info.settings import world_info_settings
 from charmemory.formats.chat import Chat
@@ -148,8 +150,8 @@ class PromptPreparer:
             loaded = self._files.load(location.file)
             await retrieval.sync_file(location.collection, loaded.file, loaded.memories)
             self._synced[location.file] = loaded.version.digest
-        texts = [message.text for message in prompt_messages(chat, kind)]
-        return await retrieval.retrieve_for_chat(location.collection, texts)
+        texts = query_messages(chat, kind)
+        return await retrieval.retrieve_for_chat(location.collection, texts, now=chat_day(chat))
 
 
 def _scan_text(request: PromptRequest, depth: int) -> str:

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from charmemory.core.fusion import select
 from charmemory.core.injection import Injection, InjectionEntry, build_injection
+from charmemory.core.language import written_in_english
 from charmemory.core.retrieval import (
     Collection,
     MemoryItem,
@@ -26,8 +28,21 @@ from charmemory.core.retrieval import (
     dedupe_key,
     embedding_text,
     items_from_memory_file,
+    leading_words,
+    newest_message,
 )
-from charmemory.core.retrieval_settings import RetrievalSettings
+from charmemory.core.retrieval_settings import (
+    ENGLISH_MODEL,
+    MULTILINGUAL_MODEL,
+    RetrievalSettings,
+)
+from charmemory.core.time_question import (
+    Days,
+    TimeFocus,
+    TimeQuestion,
+    block_day,
+    read_time_question,
+)
 from charmemory.formats.memory_file import MemoryFile
 from charmemory.ports import (
     Embedder,
@@ -88,9 +103,20 @@ class RetrievalService:
         embedder: Embedder,
         log: RetrievalLog,
         settings: RetrievalSettings | SettingsSource | None = None,
+        *,
+        multilingual: Embedder | None = None,
+        multilingual_by_default: bool = True,
     ) -> None:
+        """``embedder`` embeds English memories (and every memory without ``multilingual``).
+
+        ``multilingual``: the local multilingual model, for memory files not written in
+        English when `retrieval.local_model` is ``auto`` and ``multilingual_by_default``
+        (it is installed), or for every file when the setting names it.
+        """
         self._index = index
         self._embedder = embedder
+        self._multilingual = multilingual
+        self._multilingual_by_default = multilingual_by_default
         self._recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._log = log
         if settings is None or isinstance(settings, RetrievalSettings):
@@ -121,8 +147,12 @@ class RetrievalService:
         on_progress: SyncProgress | None = None,
     ) -> SyncReport:
         """Make the collection's index hold exactly ``items``; only new texts are embedded."""
+        indexed = self._indexed(collection, items)
         return await self._index.sync(
-            collection.name, self._indexed(collection, items), on_progress=on_progress
+            collection.name,
+            indexed,
+            on_progress=on_progress,
+            embedder=self._embedder_for(collection, indexed),
         )
 
     async def sync_file(
@@ -152,7 +182,11 @@ class RetrievalService:
             await self._index.purge(collection.name)
         items = self._indexed(collection, self.items_for(collection, file, memory))
         return await self._index.sync(
-            collection.name, items, on_progress=on_progress, reembed=not purge
+            collection.name,
+            items,
+            on_progress=on_progress,
+            reembed=not purge,
+            embedder=self._embedder_for(collection, items),
         )
 
     async def plan_sync_file(
@@ -160,7 +194,28 @@ class RetrievalService:
     ) -> SyncReport:
         """What `sync_file` would change now; nothing is embedded or written."""
         items = self._indexed(collection, self.items_for(collection, file, memory))
-        return await self._index.plan_sync(collection.name, items)
+        embedder = self._embedder_for(collection, items)
+        return await self._index.plan_sync(collection.name, items, embedder=embedder)
+
+    def _embedder_for(
+        self, collection: Collection, items: Sequence[IndexItem] | None = None
+    ) -> Embedder:
+        """The model a collection's items and queries are embedded with.
+
+        Syncing decides from the items' language; a query follows what the
+        collection holds.
+        """
+        multilingual = self._multilingual
+        choice = self.settings_for(collection).local_model
+        if multilingual is None or choice == ENGLISH_MODEL:
+            return self._embedder
+        if choice == MULTILINGUAL_MODEL:
+            return multilingual
+        if items is None:
+            held = self._index.model_of(collection.name)
+            return multilingual if held == multilingual.model_name else self._embedder
+        english = written_in_english(item.text for item in items)
+        return self._embedder if english or not self._multilingual_by_default else multilingual
 
     def _indexed(self, collection: Collection, items: Sequence[MemoryItem]) -> list[IndexItem]:
         strangers = {item.collection for item in items} - {collection.name}
@@ -179,17 +234,38 @@ class RetrievalService:
         return (await self.retrieve(collection, query, k, record=record)).results
 
     async def retrieve(
-        self, collection: Collection, query: str, k: int | None = None, *, record: bool = True
+        self,
+        collection: Collection,
+        query: str,
+        k: int | None = None,
+        *,
+        record: bool = True,
+        now: date | None = None,
     ) -> Retrieval:
-        """Ranked results and the injection text for ``query``; recorded unless told not."""
-        return (await self.retrieve_many(collection, [query], k, record=record))[0]
+        """Ranked results and the injection text for ``query``; recorded unless told not.
+
+        ``now``: the day the query is asked, for questions such as "what happened yesterday?".
+        """
+        return (await self.retrieve_many(collection, [query], k, record=record, now=now))[0]
 
     async def retrieve_for_chat(
-        self, collection: Collection, messages: Sequence[str], k: int | None = None
+        self,
+        collection: Collection,
+        messages: Sequence[str],
+        k: int | None = None,
+        *,
+        now: date | None = None,
     ) -> Retrieval:
-        """Retrieve for the chat's last messages (``query_messages`` of them)."""
-        query = build_query(messages, self.settings_for(collection).query_messages)
-        return await self.retrieve(collection, query, k)
+        """Retrieve for the chat's last messages (``query_messages`` of them).
+
+        A question about time is read from the newest message only; ``now`` is the
+        day of the chat's last message.
+        """
+        settings = self.settings_for(collection)
+        query = build_query(messages, settings.query_messages)
+        questions = [newest_message(messages)]
+        outcome = await self.retrieve_many(collection, [query], k, now=now, questions=questions)
+        return outcome[0]
 
     async def retrieve_many(
         self,
@@ -198,29 +274,74 @@ class RetrievalService:
         k: int | None = None,
         *,
         record: bool = True,
+        now: date | None = None,
+        questions: Sequence[str] | None = None,
     ) -> list[Retrieval]:
-        """Several queries against one collection, embedded together in one call."""
+        """Several queries against one collection, embedded together in one call.
+
+        ``questions``: per query, the text a question about time is read from
+        (default: the query itself).
+        """
         settings = self.settings_for(collection)
         asked = [query.strip() for query in queries]
-        wanted = [query for query in asked if query]
-        vector_of = await self._query_vectors(wanted)
+        times = [
+            read_time_question(text, now) if settings.time_questions and text.strip() else None
+            for text in (questions if questions is not None else asked)
+        ]
+        anchors = [t.anchor for t in times if t is not None and t.anchor]
+        embedded = {query: leading_words(query, settings.query_vector_words) for query in asked}
+        wanted = [embedded[query] for query in asked if query] + anchors
+        embedder = self._embedder_for(collection)
+        vector_of = await self._query_vectors(embedder, wanted)
         top_k = k or settings.retrieved
         pool = max(settings.candidates, top_k)
         outcomes = []
-        for query in asked:
+        for query, time in zip(asked, times, strict=True):
             hits: list[IndexHit] = []
+            focus = None
             if query:
-                hits = await self._index.search(collection.name, query, vector_of[query], pool)
-            outcome = await self._answer(collection, settings, query, hits, top_k, record)
+                days = await self._days_asked(
+                    collection, settings, time, vector_of, embedder.model_name
+                )
+                if time is not None:
+                    focus = TimeFocus(days, time.order, _day_of_hit)
+                hits = await self._index.search(
+                    collection.name,
+                    query,
+                    vector_of[embedded[query]],
+                    pool,
+                    days=days,
+                    model=embedder.model_name,
+                )
+            outcome = await self._answer(collection, settings, query, hits, top_k, record, focus)
             outcomes.append(outcome)
         return outcomes
 
-    async def _query_vectors(self, texts: Sequence[str]) -> dict[str, Any]:
+    async def _days_asked(
+        self,
+        collection: Collection,
+        settings: RetrievalSettings,
+        time: TimeQuestion | None,
+        vector_of: dict[str, Any],
+        model: str,
+    ) -> Days | None:
+        """The days a question asks about; for "the day after X", X's day comes from a search."""
+        if time is None or time.anchor is None:
+            return None if time is None else time.days
+        pool = max(settings.candidates, 1)
+        hits = await self._index.search(
+            collection.name, time.anchor, vector_of[time.anchor], pool, model=model
+        )
+        found = select(hits, settings.fusion, top_k=1, min_cosine=settings.min_cosine)
+        day = _day_of_hit(found[0][0]) if found else None
+        return time.days_from(day) if day is not None else None
+
+    async def _query_vectors(self, embedder: Embedder, texts: Sequence[str]) -> dict[str, Any]:
         """Each text's vector; recent queries come from memory (a swipe asks the same again)."""
-        model = self._embedder.model_name
+        model = embedder.model_name
         missing = list(dict.fromkeys(t for t in texts if (model, t) not in self._recent))
         if missing:
-            for text, vector in zip(missing, await self._embedder.embed(missing), strict=True):
+            for text, vector in zip(missing, await embedder.embed(missing), strict=True):
                 self._recent[(model, text)] = vector
         found = {}
         for text in texts:
@@ -238,6 +359,7 @@ class RetrievalService:
         hits: list[IndexHit],
         top_k: int,
         record: bool,
+        time: TimeFocus | None = None,
     ) -> Retrieval:
         chosen = select(
             hits,
@@ -245,6 +367,9 @@ class RetrievalService:
             top_k=top_k,
             min_cosine=settings.min_cosine,
             dedupe_by=(lambda hit: dedupe_key(hit.payload["text"])) if settings.dedupe else None,
+            time=time,
+            block_of=_block_of_hit,
+            block_weight=settings.block_weight,
         )
         results = [_result(collection.name, hit, score) for hit, score in chosen]
         injection = build_injection(
@@ -275,12 +400,17 @@ class RetrievalService:
 
     async def index_items(self, collection: Collection, items: Sequence[IndexItem]) -> SyncReport:
         """Make a collection of other things than memories hold exactly ``items``."""
-        return await self._index.sync(collection.name, items)
+        return await self._index.sync(
+            collection.name, items, embedder=self._embedder_for(collection, items)
+        )
 
     async def nearest(self, collection: Collection, query: str, k: int) -> list[IndexHit]:
         """The items of ``collection`` nearest to ``query`` by their vectors, nearest first."""
-        vectors = await self._query_vectors([query])
-        hits = await self._index.search(collection.name, query, vectors[query], k)
+        embedder = self._embedder_for(collection)
+        vectors = await self._query_vectors(embedder, [query])
+        hits = await self._index.search(
+            collection.name, query, vectors[query], k, model=embedder.model_name
+        )
         return sorted(hits, key=lambda hit: hit.vector_rank)
 
     # ---- looking at it -------------------------------------------------------------
@@ -293,6 +423,18 @@ class RetrievalService:
 
     async def stats(self, collection: Collection) -> IndexStats | None:
         return await self._index.stats(collection.name)
+
+
+def _block_of_hit(hit: IndexHit) -> tuple[tuple[str, int], int] | None:
+    payload = hit.payload
+    size = payload.get("block_size")
+    if not size or payload.get("chunk") is not None:
+        return None
+    return (str(payload.get("file")), int(payload.get("block_index", 0))), int(size)
+
+
+def _day_of_hit(hit: IndexHit) -> date | None:
+    return block_day(str(hit.payload.get("block_date", "")))
 
 
 def _result(collection: str, hit: IndexHit, score: float) -> Result:
