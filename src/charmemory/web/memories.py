@@ -1,0 +1,5 @@
+"""placeholder"""
+
+from charmemory.web.pages import new_router
+
+router = new_router()

@@ -1,0 +1,23 @@
+"""A served workspace with Mira for the web UI's tests, the scripted LLM as the upstream."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.api.conftest import Served, role_play
+from tests.support.api_server import serving, use_upstream, write_card
+from tests.support.scripted_llm import ScriptedLLMServer
+from tests.web.support import web_app
+
+
+@pytest.fixture
+def site(tmp_path, llm_server: ScriptedLLMServer) -> Iterator[Served]:
+    """The server with Mira's card and no chat yet; the upstream answers every request."""
+    app = web_app(tmp_path)
+    write_card(app.workspace)
+    use_upstream(app, llm_server.base_url)
+    llm_server.respond_always(role_play)
+    with serving(lambda: app) as url:
+        yield Served(url, app, app.workspace, llm_server)
