@@ -9,7 +9,10 @@ import pytest
 from tests.api.conftest import Served, role_play
 from tests.support.api_server import serving, use_upstream, write_card
 from tests.support.scripted_llm import ScriptedLLMServer
+from tests.web.browser import browser, page, watched
 from tests.web.support import web_app
+
+__all__ = ["browser", "page", "site", "watched"]
 
 
 @pytest.fixture
