@@ -601,7 +601,13 @@ def _memories_of(prepared: PreparedPrompt) -> list[dict[str, Any]]:
         return []
     included = set(memories.injection.included)
     return [
-        {"id": r.id, "text": r.text, "score": round(r.score, 6), "cosine": round(r.cosine, 6)}
+        {
+            "id": r.id,
+            "text": r.text,
+            "score": round(r.score, 6),
+            "cosine": round(r.cosine, 6),
+            "bm25": None if r.bm25 is None else round(r.bm25, 6),
+        }
         for r in memories.results
         if r.id in included
     ]

@@ -36,6 +36,8 @@
   document.addEventListener("click", (event) => {
     const dismiss = event.target.closest("[data-dismiss]");
     if (dismiss) dismiss.closest(".notice").remove();
+    const clear = event.target.closest("[data-clear]");
+    if (clear) document.querySelector(clear.dataset.clear).replaceChildren();
   });
 
   // -- server-sent events read from a fetch response ------------------------------------
