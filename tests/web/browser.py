@@ -98,11 +98,11 @@ def page(browser: Any, watched: Watched) -> Iterator[Any]:
     opened.on("dialog", on_dialog)
     opened.on(
         "console",
-        lambda message: watched.console_errors.append(
-            f"{message.text} ({message.location.get('url', '')})"
-        )
-        if message.type == "error"
-        else None,
+        lambda message: (
+            watched.console_errors.append(f"{message.text} ({message.location.get('url', '')})")
+            if message.type == "error"
+            else None
+        ),
     )
     opened.on("pageerror", lambda error: watched.page_errors.append(str(error)))
     yield opened

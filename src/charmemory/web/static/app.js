@@ -33,6 +33,17 @@
     htmx.process(toast);
   }
 
+  // A notice without a choice to make goes away by itself.
+  const NOTICE_MS = 8000;
+  const notices = document.getElementById("toast");
+  new MutationObserver(() => {
+    for (const box of notices.querySelectorAll(".notice.info:not([data-timed])")) {
+      box.dataset.timed = "1";
+      const wait = box.querySelector("button:not([data-dismiss])") ? 2 * NOTICE_MS : NOTICE_MS;
+      setTimeout(() => box.remove(), wait);
+    }
+  }).observe(notices, { childList: true, subtree: true });
+
   document.addEventListener("click", (event) => {
     const dismiss = event.target.closest("[data-dismiss]");
     if (dismiss) dismiss.closest(".notice").remove();
