@@ -131,8 +131,8 @@ async def edit(
     character: str,
     memory_id: str,
     text: Annotated[str, Form()],
-    digest: Annotated[str, Form()],
     services: Services,
+    digest: Annotated[str, Form()] = "",
     chat: str = "",
 ) -> Response:
     scope = memory_scope(services, character, chat)
@@ -146,12 +146,14 @@ async def edit(
 async def delete(
     character: str,
     memory_id: str,
-    digest: Annotated[str, Form()],
     services: Services,
+    digest: Annotated[str, Form()] = "",
     chat: str = "",
 ) -> Response:
     scope = memory_scope(services, character, chat)
-    await services.memories.delete(scope.character, memory_id, chat=chat or None, expect=digest)
+    await services.memories.delete(
+        scope.character, memory_id, chat=chat or None, expect=digest or None
+    )
     return blocks_region(services, scope, notice="memory deleted", undo=True)
 
 
@@ -159,8 +161,8 @@ async def delete(
 async def add(
     character: str,
     text: Annotated[str, Form()],
-    digest: Annotated[str, Form()],
     services: Services,
+    digest: Annotated[str, Form()] = "",
     chat: str = "",
     pin: Annotated[bool, Form()] = False,
 ) -> Response:
