@@ -32,7 +32,7 @@ from charmemory.core.chat.messages import (
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.triggers import format_wait
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat
+from charmemory.formats.chat import Chat, MessagePage
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -129,6 +129,13 @@ class ChatService:
     ) -> LoadedChat:
         """A chat by id, a new one, or the character's latest (a new one if it has none)."""
         return self._library.load_chat(self.chat_ref(character_name, chat_id, new=new))
+
+    def message_page(
+        self, character_name: str, chat_id: str, *, before: int | None = None, count: int = 50
+    ) -> tuple[ChatRef, MessagePage]:
+        """A page of the chat's messages (the newest, or those before ``before``)."""
+        ref = self._library.chat(self._library.character(character_name), chat_id)
+        return ref, self._library.message_page(ref, before=before, count=count)
 
     def chat_ref(
         self, character_name: str, chat_id: str | None = None, *, new: bool = False

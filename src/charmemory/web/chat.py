@@ -18,8 +18,8 @@ from markupsafe import Markup
 from charmemory.api.deps import Services
 from charmemory.composition import App
 from charmemory.errors import NotFoundError
-from charmemory.formats.chat import Message
-from charmemory.ports import LoadedChat
+from charmemory.formats.chat import Message, MessagePage
+from charmemory.ports import ChatRef
 from charmemory.web.charts import initials_avatar
 from charmemory.web.pages import go_to, new_router, notice
 from charmemory.web.templating import fragment, page, path_part, when
@@ -71,23 +71,28 @@ def message_view(index: int, message: Message, last_reply: bool) -> MessageView:
     )
 
 
-def chat_page(loaded: LoadedChat, persona: str, before: int | None = None) -> ChatPage:
-    """The messages before `before` (default: the newest), one page of them."""
-    messages = loaded.chat.messages
-    total = len(messages)
-    end = total if before is None else max(0, min(before, total))
-    first = max(0, end - PAGE_SIZE)
-    last_index = total - 1
-    last_reply = last_index >= 0 and not messages[last_index].is_user
+def chat_page(ref: ChatRef, shown: MessagePage, persona: str) -> ChatPage:
+    last = shown.total - 1
     return ChatPage(
-        loaded.ref.character.name,
-        loaded.ref.id,
-        chat_url(loaded.ref.character.name, loaded.ref.id),
-        [message_view(i, messages[i], last_reply and i == last_index) for i in range(first, end)],
-        first,
-        total,
+        ref.character.name,
+        ref.id,
+        chat_url(ref.character.name, ref.id),
+        [
+            message_view(index, message, index == last and not message.is_user)
+            for index, message in enumerate(shown.messages, start=shown.first)
+        ],
+        shown.first,
+        shown.total,
         Markup(initials_avatar(persona)),
     )
+
+
+def read_page(
+    app: App, character: str, chat: str, before: int | None = None, count: int = PAGE_SIZE
+) -> ChatPage:
+    """Messages of the chat, only those shown read from its file."""
+    ref, shown = app.chat.message_page(character, chat, before=before, count=count)
+    return chat_page(ref, shown, persona_name(app))
 
 
 def persona_name(app: App) -> str:
@@ -106,15 +111,15 @@ def latest_chat(character: str, services: Services) -> Response:
 
 @router.get("/chat/{character}/{chat}")
 def chat_screen(character: str, chat: str, request: Request, services: Services) -> Response:
-    loaded = services.chat.open_chat(character, chat)
-    name = loaded.ref.character.name
+    view = read_page(services, character, chat)
+    found = services.library.character(view.character)
     return page(
         request,
         "chat.html",
-        view=chat_page(loaded, persona_name(services)),
-        chats=[ref.id for ref in services.library.chats(loaded.ref.character)][::-1],
+        view=view,
+        chats=[ref.id for ref in services.library.chats(found)][::-1],
         persona=persona_name(services),
-        character=name,
+        character=view.character,
     )
 
 
@@ -126,22 +131,18 @@ def older_messages(
     before: Annotated[int | None, Query(ge=0)] = None,
 ) -> Response:
     """A page of messages: the newest (`#messages` after a change) or those before `before`."""
-    loaded = services.chat.open_chat(character, chat)
-    view = chat_page(loaded, persona_name(services), before)
-    return fragment("_messages.html", view=view, older=before is not None)
+    return fragment("_messages.html", view=read_page(services, character, chat, before))
 
 
 @router.get("/chat/{character}/{chat}/messages/{index}")
 def one_message(character: str, chat: str, index: int, services: Services) -> Response:
-    return _message(services.chat.open_chat(character, chat), index, services)
+    return _message(services, character, chat, index)
 
 
 @router.get("/chat/{character}/{chat}/messages/{index}/edit")
 def edit_form(character: str, chat: str, index: int, services: Services) -> Response:
-    loaded = services.chat.open_chat(character, chat)
-    view = chat_page(loaded, persona_name(services))
-    message = _view(loaded, index)
-    return fragment("_message_edit.html", view=view, m=message)
+    view = _one(services, character, chat, index)
+    return fragment("_message_edit.html", view=view, m=view.messages[0])
 
 
 @router.post("/chat/{character}/{chat}/messages/{index}/edit")
@@ -149,7 +150,7 @@ async def edit(
     character: str, chat: str, index: int, text: Annotated[str, Form()], services: Services
 ) -> Response:
     await services.chat.edit(character, index, text, chat)
-    return _message(services.chat.open_chat(character, chat), index, services)
+    return _message(services, character, chat, index)
 
 
 @router.post("/chat/{character}/{chat}/messages/{index}/hidden")
@@ -157,14 +158,13 @@ async def set_hidden(
     character: str, chat: str, index: int, hidden: Annotated[bool, Form()], services: Services
 ) -> Response:
     await services.chat.set_hidden(character, index, index, hidden, chat)
-    return _message(services.chat.open_chat(character, chat), index, services)
+    return _message(services, character, chat, index)
 
 
 @router.post("/chat/{character}/{chat}/messages/{index}/delete")
 async def delete(character: str, chat: str, index: int, services: Services) -> Response:
     await services.chat.delete_message(character, index, chat)
-    loaded = services.chat.open_chat(character, chat)
-    return fragment("_messages.html", view=chat_page(loaded, persona_name(services)), older=False)
+    return fragment("_messages.html", view=read_page(services, character, chat))
 
 
 @router.post("/chat/{character}/{chat}/messages/{index}/branch")
@@ -196,8 +196,8 @@ async def choose_swipe(
     character: str, chat: str, number: Annotated[int, Form()], services: Services
 ) -> Response:
     await services.chat.choose_swipe(character, number, chat)
-    loaded = services.chat.open_chat(character, chat)
-    return _message(loaded, len(loaded.chat.messages) - 1, services)
+    view = read_page(services, character, chat, count=1)
+    return fragment("_message.html", view=view, m=view.messages[0])
 
 
 @router.post("/chat/{character}/{chat}/persona")
@@ -208,15 +208,13 @@ def set_persona(
     return notice(f"you are {stored.value} in chats now")
 
 
-def _view(loaded: LoadedChat, index: int) -> MessageView:
-    messages = loaded.chat.messages
-    if not 0 <= index < len(messages):
-        raise NotFoundError(f"{loaded.ref.id} has no message {index}")
-    last = len(messages) - 1
-    return message_view(index, messages[index], index == last and not messages[index].is_user)
+def _one(app: App, character: str, chat: str, index: int) -> ChatPage:
+    view = read_page(app, character, chat, before=index + 1, count=1)
+    if not 0 <= index < view.total:
+        raise NotFoundError(f"{view.chat} has no message {index}")
+    return view
 
 
-def _message(loaded: LoadedChat, index: int, services: App) -> Response:
-    # The page's context (its address, the avatars) without any of its messages.
-    view = chat_page(loaded, persona_name(services), before=0)
-    return fragment("_message.html", view=view, m=_view(loaded, index))
+def _message(app: App, character: str, chat: str, index: int) -> Response:
+    view = _one(app, character, chat, index)
+    return fragment("_message.html", view=view, m=view.messages[0])

@@ -10,9 +10,11 @@ background shows its progress (the call under way) and then its result.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
+from fastapi import Request
 from fastapi.responses import Response
 
 from charmemory.api.deps import Services
@@ -24,6 +26,7 @@ from charmemory.web.templating import fragment, render
 
 router = new_router()
 POLL_S = 0.5
+REFRESH_S = 30  # the cooldown's countdown is shown to the half minute
 # What an extraction under way writes last: a call sent, or its answer being saved.
 RUNNING_KINDS = frozenset({"extract.collect", "extract.call", "extract.response"})
 ENDING_KINDS = frozenset({"extract.saved", "extract.unusable", "extract.error"})
@@ -56,6 +59,30 @@ def extraction_under_way(entries: Sequence[ActivityEntry], chat: str) -> str:
     return ""
 
 
+class StatsCache:
+    """The last stats bar of each chat, kept while nothing it depends on changed: the chat
+    file (size and time), the character's activity log (every extraction, memory change
+    and reply writes to it) and, for the cooldown's countdown, the half minute."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], tuple[tuple[object, ...], Stats]] = {}
+
+    def get(self, app: App, character: str, chat: str) -> Stats:
+        found = app.library.character(character)
+        newest = app.activity.entries(character=found.name, limit=1)
+        key = (
+            app.library.chat_stamps(found).get(chat),
+            newest[-1].id if newest else 0,
+            int(time.time() // REFRESH_S),
+        )
+        kept = self._kept.get((found.name, chat))
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        stats = read_stats(app, found.name, chat)
+        self._kept[(found.name, chat)] = (key, stats)
+        return stats
+
+
 def read_stats(app: App, character: str, chat: str) -> Stats:
     status = app.extraction_admin.status(character, chat)
     row = status.chats[0]
@@ -74,30 +101,37 @@ def read_stats(app: App, character: str, chat: str) -> Stats:
     )
 
 
+def stats_cache(request: Request) -> StatsCache:
+    state = request.app.state
+    if not hasattr(state, "stats_cache"):
+        state.stats_cache = StatsCache()
+    return state.stats_cache
+
+
 @router.get("/chat/{character}/{chat}/stats")
-def stats_bar(character: str, chat: str, services: Services) -> Response:
-    return fragment("_stats.html", stats=read_stats(services, character, chat))
+def stats_bar(character: str, chat: str, request: Request, services: Services) -> Response:
+    return fragment("_stats.html", stats=stats_cache(request).get(services, character, chat))
 
 
 @router.get("/chat/{character}/{chat}/stats/live")
-def live_stats(character: str, chat: str, services: Services) -> Response:
+def live_stats(character: str, chat: str, request: Request, services: Services) -> Response:
     """The stats bar now, then again each time the character's activity log grows."""
     name = services.library.character(character).name
-    return StreamedResponse(_live(services, name, chat))
+    return StreamedResponse(_live(services, stats_cache(request), name, chat))
 
 
-async def _live(app: App, character: str, chat: str) -> AsyncIterator[bytes]:
+async def _live(app: App, cache: StatsCache, character: str, chat: str) -> AsyncIterator[bytes]:
     newest = max((e.id for e in app.activity.entries(character=character, limit=1)), default=0)
-    yield await _bar(app, character, chat)
+    yield await _bar(app, cache, character, chat)
     while True:
         await asyncio.sleep(POLL_S)
         fresh = app.activity.entries(character=character, after_id=newest)
         if fresh:
             newest = fresh[-1].id
-            yield await _bar(app, character, chat)
+            yield await _bar(app, cache, character, chat)
 
 
-async def _bar(app: App, character: str, chat: str) -> bytes:
+async def _bar(app: App, cache: StatsCache, character: str, chat: str) -> bytes:
     # Reading the status reads the chat: off the event loop, which streams replies.
-    stats = await asyncio.to_thread(read_stats, app, character, chat)
+    stats = await asyncio.to_thread(cache.get, app, character, chat)
     return sse(render("_stats.html", stats=stats), "html")
