@@ -54,11 +54,17 @@ class Watched:
     dialogs: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)  # console errors a test asks for
+
+    def expect_console_error(self, part: str) -> None:
+        """A refusal the test provokes on purpose (the browser logs its status)."""
+        self.expected.append(part)
 
     def problems(self) -> list[str]:
+        unexpected = [c for c in self.console_errors if not any(e in c for e in self.expected)]
         return (
             [f"dialog: {d}" for d in self.dialogs]
-            + [f"console: {c}" for c in self.console_errors]
+            + [f"console: {c}" for c in unexpected]
             + [f"page error: {e}" for e in self.page_errors]
         )
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import Served
+from tests.api.conftest import Served, role_play
 from tests.support.api_server import chat_files
-from tests.web.browser import screenshot
+from tests.support.scripted_llm import RecordedRequest, Step, openai_stream_events
+from tests.web.browser import Watched, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -93,3 +94,40 @@ def test_swipe_continue_edit_delete_and_branch_survive_a_reload(
     lines = [json.loads(line) for line in main.read_text(encoding="utf-8").splitlines()]
     assert lines[1]["mes"] == "Hello there, **navigator**."
     assert len(lines[-1]["swipes"]) == 2
+
+
+def slow_replies(request: RecordedRequest) -> Step:
+    """Replies that come a word every tenth of a second, for a person to stop."""
+    if request.path.endswith("/models"):
+        return role_play(request)
+    words = [f"word{i} " for i in range(60)]
+    return Step(events=openai_stream_events(words), event_delay=0.1)
+
+
+def test_a_reply_can_be_stopped_and_commands_run_from_the_input_box(
+    site: Served, page: Any, watched: Watched
+) -> None:
+    site.upstream.respond_always(slow_replies)
+    page.goto(f"{site.url}/chat/Mira")
+    page.wait_for_selector("#m0")
+    page.fill("#text", "Tell me a long story.")
+    page.press("#text", "Enter")
+    page.wait_for_function(
+        "() => document.querySelector('.message.pending.streaming')?.textContent.includes('word2')"
+    )
+    page.get_by_role("button", name="Stop").click()
+    page.wait_for_selector("#m2")
+    page.wait_for_selector("body:not(.generating)")
+    kept = page.inner_text("#m2 .text")
+    assert kept.startswith("word0 word1 word2") and "word59" not in kept
+
+    page.fill("#text", "/hide 1-1")
+    page.press("#text", "Enter")
+    page.wait_for_selector("#toast .notice:has-text('hidden: 1 message')")
+    page.wait_for_selector("#m1.is-hidden")
+    watched.expect_console_error("status of 400")
+    page.fill("#text", "/nonsense")
+    page.press("#text", "Enter")
+    page.wait_for_selector("#toast .notice.error:has-text('unknown command /nonsense')")
+    # The command comes back into the box, to be corrected.
+    page.wait_for_function("() => document.querySelector('#text').value === '/nonsense'")
