@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   ?= demo-workspace
 
-.PHONY: setup run test lint format bench models clean
+.PHONY: setup run test lint format bench models screenshots clean
 
 setup: $(STAMP)
 
@@ -48,6 +48,11 @@ bench: models
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/world_info.py
+	$(BIN)/python bench/web_pages.py
+
+# The web UI's screenshots in docs/screenshots/, taken by its browser journeys.
+screenshots: setup
+	CHARMEMORY_SCREENSHOTS=1 $(BIN)/pytest tests/web -m browser
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .hypothesis
