@@ -25,9 +25,9 @@ def widths(svg: str, css: str) -> list[float]:
 
 def test_score_bars_scale_bm25_against_the_best_and_the_vector_part_as_a_cosine() -> None:
     svg = score_bars(0.5, 3.0, 6.0, 0.25)
-    assert widths(svg, "score") == [60.0]
-    assert widths(svg, "bm25") == [60.0]
-    assert widths(svg, "vector") == [30.0]
+    assert widths(svg, "score") == [55.0]  # half of the 110-pixel bar
+    assert widths(svg, "bm25") == [55.0]
+    assert widths(svg, "vector") == [27.5]
     assert widths(score_bars(0.5, None, 6.0, 0.25), "bm25") == [0.0]
 
 
@@ -37,11 +37,11 @@ def test_a_budget_used_past_its_limit_is_marked() -> None:
 
 
 def test_the_token_breakdown_lists_each_section_largest_first_and_escapes_names() -> None:
-    svg = token_breakdown({"chatHistory": 300, HOSTILE: 100, "empty": 0}, 400, 1000)
+    svg = token_breakdown({"chatHistory": 300, HOSTILE: 100, "empty": 0}, 400)
     assert svg.index("chatHistory 300") < svg.index("&lt;/script&gt; 100")
     assert "<script>" not in svg and "&lt;script&gt;" in svg
     assert "empty" not in svg
-    assert 'class="limit"' in svg
+    assert re.findall(r'class="slice s0" x="0.0" y="0" width="([\d.]+)"', svg) == ["360.0"]
 
 
 def test_the_timeline_puts_blocks_in_lanes_by_chat_and_spans_for_date_ranges() -> None:

@@ -51,10 +51,10 @@ def _share(value: float | None, top: float) -> float:
 def score_bars(score: float, bm25: float | None, bm25_top: float, cosine: float) -> Markup:
     """One memory's scores: the fused score, its BM25 part (against the best BM25 of the
     retrieval) and its vector part (the cosine)."""
-    width, bar = 180, 120
+    width, bar = 200, 110
     rows = (
         ("score", "fused", _share(score, 1.0), f"{score:.3f}"),
-        ("bm25", "BM25", _share(bm25, bm25_top), "-" if bm25 is None else f"{bm25:.2f}"),
+        ("bm25", "BM25", _share(bm25, bm25_top), "-" if bm25 is None else f"{bm25:.3g}"),
         ("vector", "vector", _share(cosine, 1.0), f"{cosine:.3f}"),
     )
     body = "".join(
@@ -66,7 +66,7 @@ def score_bars(score: float, bm25: float | None, bm25_top: float, cosine: float)
         for i, (css, name, share, value) in enumerate(rows)
     )
     label = f"score {score:.3f}, BM25 {rows[1][3]}, vector {cosine:.3f}"
-    return _svg(width + 36, 46, body, label, "chart scores")
+    return _svg(width, 46, body, label, "chart scores")
 
 
 # -- prompt budget ---------------------------------------------------------------------------
@@ -91,10 +91,10 @@ class Slice:
     tokens: int
 
 
-def token_breakdown(sections: Mapping[str, int], total: int, budget: int) -> Markup:
-    """The prompt's tokens by section, as one stacked bar against the budget, with a legend."""
+def token_breakdown(sections: Mapping[str, int], total: int) -> Markup:
+    """The prompt's tokens by section, as one stacked bar of the whole prompt, with a legend."""
     width = 480
-    scale = max(total, budget, 1)
+    scale = max(total, sum(int(t) for t in sections.values()), 1)
     slices = [Slice(name, int(tokens)) for name, tokens in sections.items() if int(tokens) > 0]
     slices.sort(key=lambda s: -s.tokens)
     x = 0.0
@@ -114,15 +114,12 @@ def token_breakdown(sections: Mapping[str, int], total: int, budget: int) -> Mar
             f"{escape(part.name)} {part.tokens}</text>"
         )
         x += w
-    if budget:
-        edge = budget / scale * width
-        parts.append(f'<line class="limit" x1="{edge:.1f}" x2="{edge:.1f}" y1="-2" y2="20"/>')
     rows = (len(slices) + 2) // 3
     return _svg(
         width,
         30 + rows * 16,
         "".join(parts) + "".join(legend),
-        f"prompt: {total} tokens of a {budget}-token budget",
+        f"prompt: {total} tokens by section",
         "chart tokens",
     )
 

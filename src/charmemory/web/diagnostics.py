@@ -61,10 +61,9 @@ def injected(record: GenerationRecord) -> list[InjectedMemory]:
 def charts_of(record: GenerationRecord) -> dict[str, Markup]:
     tokens: dict[str, Any] = record.tokens
     return {
-        "tokens": token_breakdown(
-            tokens.get("sections") or {},
-            int(tokens.get("total") or 0),
-            int(tokens.get("budget") or 0),
+        "tokens": token_breakdown(tokens.get("sections") or {}, int(tokens.get("total") or 0)),
+        "budget": budget_bar(
+            int(tokens.get("total") or 0), int(tokens.get("budget") or 0), "Prompt budget"
         ),
         "world_info": budget_bar(
             int(tokens.get("world_info_used") or 0),
