@@ -50,7 +50,6 @@ WEB_SECTIONS = frozenset(
         "settings",
     }
 )
-PUBLIC = ("/login", "/static/")
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -130,8 +129,8 @@ class WebAccess:
         if self._token is None and _host_name(headers.get("host", "")) not in LOOPBACK_HOSTS:
             await _plain(send, 403, "This server answers on 127.0.0.1 or localhost only.")
             return
-        path = scope["path"]
-        if not (self._signed_in(headers, cookies) or path == "/login" or path.startswith(PUBLIC)):
+        public = scope["path"] == "/login" or scope["path"].startswith("/static/")
+        if not (public or self._signed_in(headers, cookies)):
             await self._refuse(scope, send, headers)
             return
         csrf = cookies.get(CSRF_COOKIE, "")

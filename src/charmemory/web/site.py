@@ -9,6 +9,7 @@ from fastapi import APIRouter, FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from charmemory.api.errors import error_status
 from charmemory.errors import CharMemoryError
 from charmemory.web import (
     batch,
@@ -103,9 +104,9 @@ def _show_errors_as_pages(api: FastAPI) -> None:
     as_json = api.exception_handlers[CharMemoryError]
 
     async def user_error(request: Request, error: Exception) -> Response:
-        if not is_web_path(request.url.path):
+        if not is_web_path(request.url.path) or not isinstance(error, CharMemoryError):
             return await as_json(request, error)
-        status = (await as_json(request, error)).status_code
+        status, _ = error_status(error)
         return _shown(request, status, "That did not work", str(error))
 
     async def forbidden(request: Request, error: Exception) -> Response:
