@@ -48,6 +48,8 @@ bench: models
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/world_info.py
+	$(BIN)/python bench/chat_overhead.py
+	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/web_pages.py
 
 # The web UI's screenshots in docs/screenshots/, taken by its browser journeys.

@@ -4,7 +4,7 @@ The browser is the system's Chromium (Debian's package; `CHARMEMORY_CHROMIUM` na
 another): Playwright cannot download its own here. Without one the journeys skip,
 saying why, except in CI (`CI=true`), where a journey that cannot run fails.
 
-One browser serves the whole session; each test gets a fresh context whose page
+One browser serves each test module; each test gets a fresh context whose page
 records every dialog, console error and uncaught exception, and fails the test if
 any happened (a dialog or a script error is exactly what hostile text must not cause).
 Screenshots go to a temporary folder, or to docs/screenshots/ with
@@ -69,8 +69,10 @@ class Watched:
         )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One browser per test module: Playwright's synchronous API keeps an event loop
+    running on this thread while it is open, which `asyncio.run` in later tests refuses."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
