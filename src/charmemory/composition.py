@@ -81,6 +81,7 @@ from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
 from charmemory.services.repair import AfterRebuild, RepairService
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.scene_markers import SceneMarking
 from charmemory.services.scene_writer import EntryWriter
 from charmemory.services.scenes import SceneService
 from charmemory.services.settings import SettingsService
@@ -438,6 +439,10 @@ class App:
         return SceneService(
             self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
         )
+
+    @cached_property
+    def scene_markers(self) -> SceneMarking:
+        return SceneMarking(self.books)
 
     @cached_property
     def book_entries(self) -> BookEntries:

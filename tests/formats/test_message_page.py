@@ -35,6 +35,7 @@ def test_a_page_is_the_slice_of_the_whole_chat(
     assert page.total == 11
     assert page.first == start
     assert [m.mes for m in page.messages] == [m.mes for m in whole[start:end]]
+    assert page.header == parse_chat(text).header
 
 
 def test_a_header_that_mentions_mes_is_still_a_header() -> None:

@@ -243,6 +243,7 @@ class MessagePage:
     total: int  # messages in the whole chat
     first: int  # message id of `messages[0]`
     messages: list[Message]
+    header: ChatHeader = field(default_factory=lambda: ChatHeader(present=False))
 
 
 def parse_message_page(
@@ -252,13 +253,15 @@ def parse_message_page(
     `parse_chat` would number them; only those lines are decoded, so a page of a long
     chat costs about what a short chat costs."""
     lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    header = ChatHeader(present=False)
     if lines and _is_header(lines[0][1], lines[0][0], source):
-        lines.pop(0)
+        number, line = lines.pop(0)
+        header = ChatHeader(_parse_line(line, number, source))
     total = len(lines)
     end = total if before is None else max(0, min(before, total))
     first = max(0, end - count)
     messages = [Message(_parse_line(line, number, source)) for number, line in lines[first:end]]
-    return MessagePage(total, first, messages)
+    return MessagePage(total, first, messages, header)
 
 
 def last_message_send_date(text: str) -> Any:
