@@ -45,6 +45,7 @@ WEB_SECTIONS = frozenset(
         "new-chat",
         "chat",
         "memories",
+        "books",
         "diagnostics",
         "activity",
         "settings",

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from charmemory.api.deps import Services
 from charmemory.composition import App
+from charmemory.core.books.markers import Place, SceneMarkers, markers_of
 from charmemory.errors import NotFoundError
 from charmemory.formats.chat import Message, MessagePage
 from charmemory.ports import ChatRef
@@ -39,6 +40,7 @@ class MessageView:
     swipe: int  # 1-based swipe shown (0: the message has no swipes)
     swipes: int
     last_reply: bool  # the chat's last message, a character's: swipes, continue, regenerate
+    scene: Place  # where it is in the scene marked for a memory book
 
 
 @dataclass(frozen=True)
@@ -50,13 +52,16 @@ class ChatPage:
     first: int  # index of the first message shown
     total: int
     user_avatar: Markup
+    markers: SceneMarkers
 
 
 def chat_url(character: str, chat: str) -> str:
     return f"/chat/{path_part(character)}/{path_part(chat)}"
 
 
-def message_view(index: int, message: Message, last_reply: bool) -> MessageView:
+def message_view(
+    index: int, message: Message, last_reply: bool, markers: SceneMarkers
+) -> MessageView:
     swipes = message.swipes
     return MessageView(
         index=index,
@@ -68,22 +73,25 @@ def message_view(index: int, message: Message, last_reply: bool) -> MessageView:
         swipe=(message.swipe_id or 0) + 1 if swipes else 0,
         swipes=len(swipes) if swipes else 0,
         last_reply=last_reply,
+        scene=markers.place(index),
     )
 
 
 def chat_page(ref: ChatRef, shown: MessagePage, persona: str) -> ChatPage:
     last = shown.total - 1
+    markers = markers_of(shown.header)
     return ChatPage(
         ref.character.name,
         ref.id,
         chat_url(ref.character.name, ref.id),
         [
-            message_view(index, message, index == last and not message.is_user)
+            message_view(index, message, index == last and not message.is_user, markers)
             for index, message in enumerate(shown.messages, start=shown.first)
         ],
         shown.first,
         shown.total,
         Markup(initials_avatar(persona)),
+        markers,
     )
 
 

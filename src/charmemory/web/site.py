@@ -13,6 +13,7 @@ from charmemory.api.errors import error_status
 from charmemory.errors import CharMemoryError
 from charmemory.web import (
     batch,
+    books,
     characters,
     chat,
     chat_stream,
@@ -20,6 +21,7 @@ from charmemory.web import (
     history,
     memories,
     providers,
+    scenes,
     settings,
     stats,
 )
@@ -52,6 +54,8 @@ def install_web(api: FastAPI, *, token: str | None) -> None:
         memories,
         history,
         batch,
+        books,
+        scenes,
         diagnostics,
         settings,
         providers,

@@ -43,6 +43,7 @@ class NavItem:
 NAVIGATION: tuple[NavItem, ...] = (
     NavItem("", "Characters", "/"),
     NavItem("memories", "Memories", "/memories"),
+    NavItem("books", "Memory books", "/books"),
     NavItem("diagnostics", "Diagnostics", "/diagnostics"),
     NavItem("settings", "Settings", "/settings"),
 )

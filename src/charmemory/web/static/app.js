@@ -285,8 +285,32 @@
     }
   });
 
+  // -- the scene marked for a memory book: the bar says where, the messages follow ---------
+
+  const SCENE_CLASSES = ["scene-start", "scene-end", "scene-only", "scene-inside"];
+
+  function scenePlace(index, start, end) {
+    if (index === start && index === end) return "scene-only";
+    if (index === start) return "scene-start";
+    if (index === end) return "scene-end";
+    if (start !== null && end !== null && start < index && index < end) return "scene-inside";
+    return "";
+  }
+
+  function showScene(bar) {
+    const start = bar.dataset.start === "" ? null : Number(bar.dataset.start);
+    const end = bar.dataset.end === "" ? null : Number(bar.dataset.end);
+    document.querySelectorAll("#messages .message[data-index]").forEach((message) => {
+      message.classList.remove(...SCENE_CLASSES);
+      const place = scenePlace(Number(message.dataset.index), start, end);
+      if (place) message.classList.add(place);
+    });
+  }
+
   function setup(root) {
     connectLive(root);
+    const bar = root.matches && root.matches("[data-scene-bar]") ? root : null;
+    if (bar) showScene(bar);
     root.querySelectorAll("form[data-stream]").forEach(setupComposer);
     root.querySelectorAll("form[data-stream-into]").forEach(setupStreamForm);
     root.querySelectorAll("[data-dropzone]").forEach(setupDropzone);

@@ -1,0 +1,155 @@
+"""Scene memories from the chat screen: markers, a preview to accept, edit or retry,
+and catch-up with its progress.
+
+A preview is a `ScenePlan` the model wrote and nothing saved yet; the page keeps
+it here under a random id until it is accepted (the newest few are kept, so a
+forgotten preview costs nothing). Accepting saves it as shown, with the person's
+edits, then takes the markers away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal
+
+from fastapi import Form, Request
+from fastapi.responses import Response
+
+from charmemory.api.deps import Services
+from charmemory.api.streaming import StreamedResponse, sse
+from charmemory.composition import App
+from charmemory.core.books.markers import SceneMarkers
+from charmemory.errors import CharMemoryError, NotFoundError
+from charmemory.services.scenes import SavedScene, ScenePlan
+from charmemory.web.chat import chat_url
+from charmemory.web.pages import new_router, notice
+from charmemory.web.templating import fragment, render
+
+router = new_router()
+KEPT_PLANS = 16
+
+
+class PendingPlans:
+    """Previews not yet accepted, newest last; the oldest go when there are too many."""
+
+    def __init__(self) -> None:
+        self._plans: OrderedDict[str, ScenePlan] = OrderedDict()
+
+    def keep(self, plan: ScenePlan) -> str:
+        key = secrets.token_urlsafe(12)
+        self._plans[key] = plan
+        while len(self._plans) > KEPT_PLANS:
+            self._plans.popitem(last=False)
+        return key
+
+    def take(self, key: str) -> ScenePlan:
+        plan = self._plans.pop(key, None)
+        if plan is None:
+            raise NotFoundError("that preview is gone (saved already, or too old): write it again")
+        return plan
+
+
+def pending_plans(request: Request) -> PendingPlans:
+    state = request.app.state
+    if not hasattr(state, "scene_plans"):
+        state.scene_plans = PendingPlans()
+    return state.scene_plans
+
+
+def scene_bar(character: str, chat: str, markers: SceneMarkers) -> Response:
+    return fragment("_scene_bar.html", url=chat_url(character, chat), markers=markers)
+
+
+# -- markers --------------------------------------------------------------------------------
+
+
+@router.post("/chat/{character}/{chat}/scene/mark")
+def mark(
+    character: str,
+    chat: str,
+    index: Annotated[int, Form()],
+    edge: Annotated[Literal["start", "end"], Form()],
+    services: Services,
+) -> Response:
+    """Mark a message as the scene's start or end (again: unmark it); the scene bar."""
+    name = services.library.character(character).name
+    return scene_bar(name, chat, services.scene_markers.mark(name, index, edge, chat))
+
+
+@router.post("/chat/{character}/{chat}/scene/clear")
+def clear(character: str, chat: str, services: Services) -> Response:
+    name = services.library.character(character).name
+    return scene_bar(name, chat, services.scene_markers.clear(name, chat))
+
+
+# -- writing the memory ---------------------------------------------------------------------
+
+
+@router.post("/chat/{character}/{chat}/scene/preview")
+async def preview(character: str, chat: str, request: Request, services: Services) -> Response:
+    """Have the model write the marked scene's memory; nothing is saved yet."""
+    name = services.library.character(character).name
+    markers = await asyncio.to_thread(services.scene_markers.markers, name, chat)
+    if markers.range is None:
+        return notice("mark the scene's first and last message first", level="error")
+    plan = await services.scenes.prepare(name, markers.range, chat)
+    key = pending_plans(request).keep(plan)
+    return fragment("_scene_preview.html", plan=plan, url=chat_url(name, chat), key=key)
+
+
+@router.post("/chat/{character}/{chat}/scene/{key}/save")
+def save(
+    character: str,
+    chat: str,
+    key: str,
+    request: Request,
+    services: Services,
+    title: Annotated[str, Form()] = "",
+    keywords: Annotated[str, Form()] = "",
+    content: Annotated[str, Form()] = "",
+) -> Response:
+    """Save the preview as shown (with the person's edits); the markers go."""
+    name = services.library.character(character).name
+    plan = pending_plans(request).take(key)
+    if (title, content) != (plan.answer.title, plan.answer.content) or keywords != ", ".join(
+        plan.answer.keywords
+    ):
+        if not title.strip() or not content.strip():
+            pending_plans(request).keep(plan)
+            raise CharMemoryError("a scene memory needs a title and content; nothing was saved")
+        plan = plan.edited(title, content, keywords.split(","))
+    saved = services.scenes.save(plan)
+    markers = services.scene_markers.clear(name, chat)
+    return fragment("_scene_saved.html", saved=saved, url=chat_url(name, chat), markers=markers)
+
+
+@router.post("/chat/{character}/{chat}/scene/catch-up")
+def catch_up(character: str, chat: str, services: Services) -> Response:
+    """Scene memories for everything since the last one, each shown as it is saved."""
+    name = services.library.character(character).name
+    return StreamedResponse(_catch_up(services, name, chat))
+
+
+async def _catch_up(app: App, character: str, chat: str) -> AsyncIterator[bytes]:
+    saved: list[SavedScene] = []
+    changed = asyncio.Event()
+
+    def one_more(scene: SavedScene) -> None:
+        saved.append(scene)
+        changed.set()
+
+    task = asyncio.create_task(app.scenes.catch_up(character, chat, on_saved=one_more))
+    task.add_done_callback(lambda _: changed.set())
+    while not task.done():
+        yield sse(render("_catch_up.html", saved=saved, report=None, error=""), "html")
+        await changed.wait()
+        changed.clear()
+    try:
+        report = task.result()
+        error = report.error or ""
+    except CharMemoryError as failure:
+        report, error = None, str(failure)
+    yield sse(render("_catch_up.html", saved=saved, report=report, error=error), "html")

@@ -1,0 +1,103 @@
+"""Memory books over HTTP: the books, a book's entries and their editor, and a scene
+marked on the chat screen turned into a memory through its preview."""
+
+from __future__ import annotations
+
+from tests.api.conftest import Served
+from tests.support.books import chat_header, read_book
+from tests.web.books_support import BOOK, CHAT_URL, bound_chat
+from tests.web.support import browser_client, csrf_of
+
+BOOK_URL = "/books/Mira%27s%20Journal"
+
+
+def test_a_marked_scene_is_previewed_edited_and_saved_into_the_chats_book(site: Served) -> None:
+    bound_chat(site)
+    with browser_client(site.url) as client:
+        chat = client.get(CHAT_URL)
+        csrf = {"x-csrf-token": csrf_of(chat)}
+        assert "Memory book: mark a scene" in chat.text
+        start = client.post(
+            f"{CHAT_URL}/scene/mark", data={"index": 2, "edge": "start"}, headers=csrf
+        )
+        assert "Scene from message <strong>2</strong>" in start.text
+        bar = client.post(f"{CHAT_URL}/scene/mark", data={"index": 5, "edge": "end"}, headers=csrf)
+        assert 'data-start="2" data-end="5"' in bar.text and "Write scene memory" in bar.text
+        shown = client.get(CHAT_URL).text
+        assert 'class="message user scene-start" id="m2"' in shown
+        assert 'class="message char scene-inside" id="m3"' in shown
+        assert 'class="message char scene-end" id="m5"' in shown
+        assert 'class="message user" id="m6"' in shown
+        preview = client.post(f"{CHAT_URL}/scene/preview", headers=csrf)
+        assert "Scene memory of messages 2-5" in preview.text
+        assert (
+            'value="Alex says line 2"' in preview.text and "into Mira&#39;s Journal" in preview.text
+        )
+        assert [e.comment for e in read_book(site.ws, BOOK).entries.values()] == ["The lantern"]
+        key = preview.text.split("/scene/", 1)[1].split("/save", 1)[0]
+        saved = client.post(
+            f"{CHAT_URL}/scene/{key}/save",
+            data={"title": "The quay", "keywords": "quay, storm", "content": "- They met."},
+            headers=csrf,
+        )
+        again = client.post(f"{CHAT_URL}/scene/{key}/save", data={}, headers=csrf)
+    assert "001 - The quay" in saved.text and 'hx-swap-oob="true"' in saved.text
+    assert 'data-start="" data-end=""' in saved.text  # the markers went
+    entry = read_book(site.ws, BOOK).entries[1].to_dict()
+    assert (entry["comment"], entry["content"], entry["key"]) == (
+        "001 - The quay",
+        "- They met.",
+        ["quay", "storm"],
+    )
+    assert (entry["STMB_start"], entry["STMB_end"]) == (2, 5)
+    assert chat_header(site.ws)["chat_metadata"]["STMemoryBooks"] == {"highestMemoryProcessed": 5}
+    assert again.status_code == 404 and "that preview is gone" in again.text
+
+
+def test_books_list_their_memories_and_entries_are_edited_deleted_and_undone(
+    site: Served,
+) -> None:
+    bound_chat(site)
+    with browser_client(site.url) as client:
+        listing = client.get("/books")
+        assert f'href="{BOOK_URL}"' in listing.text and "Default" in listing.text
+        book = client.get(BOOK_URL)
+        csrf = {"x-csrf-token": csrf_of(book)}
+        assert "The lantern" in book.text and "lantern</dd>" in book.text
+        assert "<script>" not in book.text and "onerror=alert" not in book.text.replace(
+            "onerror=alert(1)&gt;", ""
+        )
+        edited = client.post(
+            f"{BOOK_URL}/entries/0/edit",
+            data={"title": "The old lantern", "keywords": "lantern, lamp", "content": "A lamp."},
+            headers=csrf,
+        )
+        assert "The old lantern" in edited.text and "lantern, lamp" in edited.text
+        deleted = client.post(f"{BOOK_URL}/entries/0/delete", headers=csrf)
+        assert "deleted The old lantern" in deleted.text and "no entries yet" in deleted.text
+        assert read_book(site.ws, BOOK).entries == {}
+        undone = client.post(f"{BOOK_URL}/undo", headers=csrf)
+    assert "The old lantern" in undone.text and "back to version" in undone.text
+    assert read_book(site.ws, BOOK).entries[0].content == "A lamp."
+
+
+def test_catch_up_streams_each_scene_memory_as_it_is_saved(site: Served) -> None:
+    bound_chat(site, messages=20)
+    site.app.settings.set("books.auto_interval", "10")
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(CHAT_URL))}
+        events: list[str] = []
+        lines: list[str] = []
+        with client.stream("POST", f"{CHAT_URL}/scene/catch-up", headers=csrf) as run:
+            assert run.headers["content-type"].startswith("text/event-stream")
+            for line in run.iter_lines():
+                if line.startswith("data: "):
+                    lines.append(line.removeprefix("data: "))
+                elif not line and lines:
+                    events.append("\n".join(lines))
+                    lines = []
+    assert "Catching up:" in events[0]
+    assert "<strong>Done</strong>" in events[-1] and "2 scene memories saved" in events[-1]
+    assert "messages 0-9" in events[-1] and "messages 10-19" in events[-1]
+    titles = [e.comment for e in read_book(site.ws, BOOK).entries.values()]
+    assert titles == ["The lantern", "001 - Alex says line 0", "002 - Alex says line 10"]
