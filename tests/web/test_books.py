@@ -101,3 +101,20 @@ def test_catch_up_streams_each_scene_memory_as_it_is_saved(site: Served) -> None
     assert "messages 0-9" in events[-1] and "messages 10-19" in events[-1]
     titles = [e.comment for e in read_book(site.ws, BOOK).entries.values()]
     assert titles == ["The lantern", "001 - Alex says line 0", "002 - Alex says line 10"]
+
+
+def test_diagnostics_mark_the_memory_book_entries_a_reply_read(site: Served) -> None:
+    bound_chat(site, messages=20)
+    site.app.settings.set("books.auto_interval", "10")
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(CHAT_URL))}
+        with client.stream("POST", f"{CHAT_URL}/scene/catch-up", headers=csrf) as run:
+            run.read()
+        with client.stream(
+            "POST", f"{CHAT_URL}/send", data={"text": "Tell me of the storm."}, headers=csrf
+        ) as reply:
+            reply.read()
+        diagnostics = client.get(f"/diagnostics/Mira/{CHAT_URL.split('/')[-1]}").text
+    assert '<span class="badge">memory 0-9</span>' in diagnostics
+    assert '<span class="badge">memory 10-19</span>' in diagnostics
+    assert f'href="{BOOK_URL}#entry-1"' in diagnostics
