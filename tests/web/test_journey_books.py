@@ -43,6 +43,7 @@ def test_a_marked_scene_becomes_a_memory_book_entry_and_is_edited_there(
     page.wait_for_selector("#scene-preview h2:has-text('Scene memory of messages 4-7')")
     assert page.input_value("#scene-title") == "Alex says line 4"
     page.get_by_role("button", name="Retry").click()
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
     page.wait_for_selector("#scene-title")
     page.fill("#scene-title", "Storm at the quay")
     page.fill("#scene-keywords", "storm, quay")
@@ -62,6 +63,7 @@ def test_a_marked_scene_becomes_a_memory_book_entry_and_is_edited_there(
     assert "4-7 of" in entry.inner_text() and "storm, quay" in entry.inner_text()
     screenshot(page, "book", tmp_path)
     entry.get_by_role("button", name="Edit").click()
+    page.wait_for_selector("#title-1:focus")  # the editor is open and took the focus
     page.fill("#content-1", "- The storm broke over the **quay**.")
     page.get_by_role("button", name="Save").click()
     page.wait_for_selector("#entry-1 strong:text('quay')")

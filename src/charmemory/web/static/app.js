@@ -315,7 +315,13 @@
     root.querySelectorAll("form[data-stream-into]").forEach(setupStreamForm);
     root.querySelectorAll("[data-dropzone]").forEach(setupDropzone);
     const focus = root.querySelector("[autofocus]");
-    if (focus && root !== document) focus.focus();
+    if (focus && root !== document) {
+      focus.focus();
+      // An editor opens with the caret after the text, to add to it or take from its end.
+      if (typeof focus.setSelectionRange === "function" && focus.value !== undefined) {
+        focus.setSelectionRange(focus.value.length, focus.value.length);
+      }
+    }
   }
 
   document.addEventListener("htmx:load", (event) => setup(event.detail.elt));
