@@ -118,3 +118,28 @@ def test_diagnostics_mark_the_memory_book_entries_a_reply_read(site: Served) -> 
     assert '<span class="badge">memory 0-9</span>' in diagnostics
     assert '<span class="badge">memory 10-19</span>' in diagnostics
     assert f'href="{BOOK_URL}#entry-1"' in diagnostics
+
+
+def test_profiles_are_added_changed_made_default_and_deleted(site: Served) -> None:
+    with browser_client(site.url) as client:
+        listing = client.get("/books")
+        csrf = {"x-csrf-token": csrf_of(listing)}
+        assert "<strong>Default</strong>" in listing.text
+        form = {"name": "Terse", "preset": "minimal", "title_format": "[000] {{title}}"}
+        added = client.post("/books/profiles", data={**form, "default": "true"}, headers=csrf)
+        assert "profile Terse saved" in added.text
+        assert '<strong>Terse</strong> <span class="badge">default</span>' in added.text
+        assert site.app.book_profiles.default().preset == "minimal"
+        changed = client.post(
+            "/books/profiles",
+            data={**form, "provider": "custom", "model": "writer-7b"},
+            headers=csrf,
+        )
+        assert "custom/writer-7b" in changed.text
+        refused = client.post(
+            "/books/profiles", data={**form, "preset": "no-such-preset"}, headers=csrf
+        )
+        assert refused.status_code == 404 and "no scene preset" in refused.text
+        deleted = client.post("/books/profiles/Terse/delete", headers=csrf)
+    assert "profile Terse deleted" in deleted.text
+    assert [p.name for p, _ in site.app.book_profiles.all()] == ["Default"]

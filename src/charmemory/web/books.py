@@ -17,6 +17,7 @@ from fastapi.responses import Response
 from charmemory.api.deps import Services
 from charmemory.composition import App
 from charmemory.core.books.entry import chat_of, is_memory, link_of, scene_of, tier_of
+from charmemory.core.books.presets import preset_names
 from charmemory.core.books.tiers import tier_name
 from charmemory.errors import NotFoundError
 from charmemory.formats.lorebook import LorebookEntry
@@ -115,7 +116,9 @@ def books_page(request: Request, services: Services) -> Response:
         "books.html",
         books=services.books.summaries(),
         profiles=services.book_profiles.all(),
+        presets=preset_names(),
         settings=services.books.settings(),
+        notice="",
     )
 
 

@@ -13,6 +13,7 @@ from charmemory.api.errors import error_status
 from charmemory.errors import CharMemoryError
 from charmemory.web import (
     batch,
+    book_profiles,
     books,
     characters,
     chat,
@@ -55,6 +56,7 @@ def install_web(api: FastAPI, *, token: str | None) -> None:
         history,
         batch,
         books,
+        book_profiles,
         scenes,
         diagnostics,
         settings,
