@@ -76,3 +76,16 @@ def test_the_keyboard_alone_marks_a_scene_and_edits_an_entry(site: Served, page:
     page.keyboard.type(" (old)")
     page.keyboard.press("Enter")
     page.wait_for_selector("#entry-0 h3:text-is('The lantern (old)')")
+
+
+def test_the_theme_follows_the_systems_light_or_dark_preference(site: Served, page: Any) -> None:
+    colours = {}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        page.goto(site.url + "/")
+        colours[scheme] = page.evaluate(
+            "() => [getComputedStyle(document.body).backgroundColor,"
+            " getComputedStyle(document.body).color]"
+        )
+    assert colours["light"] == ["rgb(246, 246, 248)", "rgb(28, 29, 34)"]
+    assert colours["dark"] == ["rgb(21, 22, 26)", "rgb(232, 233, 238)"]
