@@ -3,8 +3,12 @@ marked on the chat screen turned into a memory through its preview."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 from tests.api.conftest import Served
-from tests.support.books import chat_header, read_book
+from tests.support.books import chat_header, chat_messages, read_book
+from tests.support.scripted_llm import RecordedRequest, Step, openai_stream_events
 from tests.web.books_support import BOOK, CHAT_URL, bound_chat
 from tests.web.support import browser_client, csrf_of
 
@@ -143,3 +147,35 @@ def test_profiles_are_added_changed_made_default_and_deleted(site: Served) -> No
         deleted = client.post("/books/profiles/Terse/delete", headers=csrf)
     assert "profile Terse deleted" in deleted.text
     assert [p.name for p, _ in site.app.book_profiles.all()] == ["Default"]
+
+
+def test_marking_during_a_reply_waits_for_it_and_both_are_kept(site: Served) -> None:
+    bound_chat(site, messages=4)
+
+    def slow(request: RecordedRequest) -> Step:
+        words = [f"word{i} " for i in range(10)]
+        return Step(events=openai_stream_events(words), event_delay=0.1)
+
+    site.upstream.respond_always(slow)
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(CHAT_URL))}
+        replied: list[str] = []
+
+        def send() -> None:
+            data = {"text": "Go on."}
+            with client.stream("POST", f"{CHAT_URL}/send", data=data, headers=csrf) as reply:
+                replied.append(reply.read().decode())
+
+        sending = threading.Thread(target=send)
+        sending.start()
+        deadline = time.monotonic() + 5
+        while not site.upstream.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        marked = client.post(
+            f"{CHAT_URL}/scene/mark", data={"index": 1, "edge": "start"}, headers=csrf
+        )
+        sending.join(10)
+    assert marked.status_code == 200 and replied and "error" not in replied[0]
+    messages = chat_messages(site.ws)
+    assert messages[-1]["mes"].startswith("word0 word1") and len(messages) == 6
+    assert chat_header(site.ws)["chat_metadata"]["STMemoryBooks"] == {"sceneStart": 1}

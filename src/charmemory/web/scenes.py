@@ -23,7 +23,8 @@ from charmemory.api.streaming import StreamedResponse, sse
 from charmemory.composition import App
 from charmemory.core.books.markers import SceneMarkers
 from charmemory.errors import CharMemoryError, NotFoundError
-from charmemory.services.scenes import SavedScene, ScenePlan
+from charmemory.ports import ChatRef
+from charmemory.services.scenes import CatchUp, SavedScene, ScenePlan
 from charmemory.web.chat import chat_url
 from charmemory.web.pages import new_router, notice
 from charmemory.web.templating import fragment, render
@@ -67,7 +68,7 @@ def scene_bar(character: str, chat: str, markers: SceneMarkers) -> Response:
 
 
 @router.post("/chat/{character}/{chat}/scene/mark")
-def mark(
+async def mark(
     character: str,
     chat: str,
     index: Annotated[int, Form()],
@@ -75,14 +76,18 @@ def mark(
     services: Services,
 ) -> Response:
     """Mark a message as the scene's start or end (again: unmark it); the scene bar."""
-    name = services.library.character(character).name
-    return scene_bar(name, chat, services.scene_markers.mark(name, index, edge, chat))
+    ref = services.chat.chat_ref(character, chat)
+    async with services.chat.chat_lock(ref):
+        markers = services.scene_markers.mark(ref.character.name, index, edge, ref.id)
+    return scene_bar(ref.character.name, ref.id, markers)
 
 
 @router.post("/chat/{character}/{chat}/scene/clear")
-def clear(character: str, chat: str, services: Services) -> Response:
-    name = services.library.character(character).name
-    return scene_bar(name, chat, services.scene_markers.clear(name, chat))
+async def clear(character: str, chat: str, services: Services) -> Response:
+    ref = services.chat.chat_ref(character, chat)
+    async with services.chat.chat_lock(ref):
+        markers = services.scene_markers.clear(ref.character.name, ref.id)
+    return scene_bar(ref.character.name, ref.id, markers)
 
 
 # -- writing the memory ---------------------------------------------------------------------
@@ -101,7 +106,7 @@ async def preview(character: str, chat: str, request: Request, services: Service
 
 
 @router.post("/chat/{character}/{chat}/scene/{key}/save")
-def save(
+async def save(
     character: str,
     chat: str,
     key: str,
@@ -121,19 +126,21 @@ def save(
             pending_plans(request).keep(plan)
             raise CharMemoryError("a scene memory needs a title and content; nothing was saved")
         plan = plan.edited(title, content, keywords.split(","))
-    saved = services.scenes.save(plan)
-    markers = services.scene_markers.clear(name, chat)
+    async with services.chat.chat_lock(plan.chat):
+        saved = services.scenes.save(plan)
+        markers = services.scene_markers.clear(name, chat)
     return fragment("_scene_saved.html", saved=saved, url=chat_url(name, chat), markers=markers)
 
 
 @router.post("/chat/{character}/{chat}/scene/catch-up")
 def catch_up(character: str, chat: str, services: Services) -> Response:
-    """Scene memories for everything since the last one, each shown as it is saved."""
-    name = services.library.character(character).name
-    return StreamedResponse(_catch_up(services, name, chat))
+    """Scene memories for everything since the last one, each shown as it is saved; the
+    chat is held meanwhile (a reply waits until the catch-up is done)."""
+    ref = services.chat.chat_ref(character, chat)
+    return StreamedResponse(_catch_up(services, ref))
 
 
-async def _catch_up(app: App, character: str, chat: str) -> AsyncIterator[bytes]:
+async def _catch_up(app: App, ref: ChatRef) -> AsyncIterator[bytes]:
     saved: list[SavedScene] = []
     changed = asyncio.Event()
 
@@ -141,7 +148,11 @@ async def _catch_up(app: App, character: str, chat: str) -> AsyncIterator[bytes]
         saved.append(scene)
         changed.set()
 
-    task = asyncio.create_task(app.scenes.catch_up(character, chat, on_saved=one_more))
+    async def run() -> CatchUp:
+        async with app.chat.chat_lock(ref):
+            return await app.scenes.catch_up(ref.character.name, ref.id, on_saved=one_more)
+
+    task = asyncio.create_task(run())
     task.add_done_callback(lambda _: changed.set())
     while not task.done():
         yield sse(render("_catch_up.html", saved=saved, report=None, error=""), "html")
