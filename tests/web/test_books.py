@@ -7,7 +7,7 @@ import threading
 import time
 
 from tests.api.conftest import Served
-from tests.support.books import chat_header, chat_messages, read_book
+from tests.support.books import chat_header, chat_messages, read_book, speaker_lines, write_chat
 from tests.support.scripted_llm import RecordedRequest, Step, openai_stream_events
 from tests.web.books_support import BOOK, CHAT_URL, bound_chat
 from tests.web.support import browser_client, csrf_of
@@ -179,3 +179,28 @@ def test_marking_during_a_reply_waits_for_it_and_both_are_kept(site: Served) -> 
     messages = chat_messages(site.ws)
     assert messages[-1]["mes"].startswith("word0 word1") and len(messages) == 6
     assert chat_header(site.ws)["chat_metadata"]["STMemoryBooks"] == {"sceneStart": 1}
+
+
+def test_the_book_a_chats_scenes_go_to_is_chosen_on_the_chat_screen(site: Served) -> None:
+    bound_chat(site)
+    write_chat(site.ws, speaker_lines(6))  # the same chat, bound to no book now
+    with browser_client(site.url) as client:
+        chat = client.get(CHAT_URL)
+        csrf = {"x-csrf-token": csrf_of(chat)}
+        assert "Book: <strong>none</strong>" in chat.text
+        for index, edge in ((0, "start"), (3, "end")):
+            client.post(f"{CHAT_URL}/scene/mark", data={"index": index, "edge": edge}, headers=csrf)
+        refused = client.post(f"{CHAT_URL}/scene/preview", headers=csrf)
+        assert refused.status_code == 400 and "no lorebook is bound" in refused.text
+        bound = client.post(f"{CHAT_URL}/scene/book", data={"book": BOOK}, headers=csrf)
+        assert "Book: <strong>Mira&#39;s Journal</strong>" in bound.text
+        assert chat_header(site.ws)["chat_metadata"]["world_info"] == BOOK
+        assert (
+            "Scene memory of messages 0-3"
+            in client.post(f"{CHAT_URL}/scene/preview", headers=csrf).text
+        )
+        site.app.settings.set("books.lorebook_mode", "manual")
+        manual = client.post(f"{CHAT_URL}/scene/book", data={"book": BOOK}, headers=csrf)
+        assert "manual memory book" in manual.text
+    state = chat_header(site.ws)["chat_metadata"]["STMemoryBooks"]
+    assert state == {"sceneStart": 0, "sceneEnd": 3, "manualLorebook": BOOK}

@@ -19,10 +19,11 @@ from charmemory.api.deps import Services
 from charmemory.composition import App
 from charmemory.core.books.markers import Place, SceneMarkers, markers_of
 from charmemory.errors import NotFoundError
-from charmemory.formats.chat import Message, MessagePage
+from charmemory.formats.chat import ChatHeader, Message, MessagePage
 from charmemory.ports import ChatRef
 from charmemory.web.charts import initials_avatar
 from charmemory.web.pages import go_to, new_router, notice
+from charmemory.web.scene_bar import scene_bar_view
 from charmemory.web.templating import fragment, page, path_part, when
 
 router = new_router()
@@ -53,6 +54,7 @@ class ChatPage:
     total: int
     user_avatar: Markup
     markers: SceneMarkers
+    header: ChatHeader
 
 
 def chat_url(character: str, chat: str) -> str:
@@ -92,6 +94,7 @@ def chat_page(ref: ChatRef, shown: MessagePage, persona: str) -> ChatPage:
         shown.total,
         Markup(initials_avatar(persona)),
         markers,
+        shown.header,
     )
 
 
@@ -128,6 +131,7 @@ def chat_screen(character: str, chat: str, request: Request, services: Services)
         chats=[ref.id for ref in services.library.chats(found)][::-1],
         persona=persona_name(services),
         character=view.character,
+        bar=scene_bar_view(services, view.character, view.url, view.header),
     )
 
 

@@ -21,12 +21,12 @@ from fastapi.responses import Response
 from charmemory.api.deps import Services
 from charmemory.api.streaming import StreamedResponse, sse
 from charmemory.composition import App
-from charmemory.core.books.markers import SceneMarkers
 from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.ports import ChatRef
 from charmemory.services.scenes import CatchUp, SavedScene, ScenePlan
 from charmemory.web.chat import chat_url
 from charmemory.web.pages import new_router, notice
+from charmemory.web.scene_bar import SceneBar, scene_bar_view
 from charmemory.web.templating import fragment, render
 
 router = new_router()
@@ -60,8 +60,14 @@ def pending_plans(request: Request) -> PendingPlans:
     return state.scene_plans
 
 
-def scene_bar(character: str, chat: str, markers: SceneMarkers) -> Response:
-    return fragment("_scene_bar.html", url=chat_url(character, chat), markers=markers)
+def current_bar(app: App, character: str, chat: str) -> SceneBar:
+    _, loaded = app.books.chat(character, chat)
+    url = chat_url(loaded.ref.character.name, loaded.ref.id)
+    return scene_bar_view(app, loaded.ref.character.name, url, loaded.chat.header)
+
+
+def scene_bar(app: App, character: str, chat: str) -> Response:
+    return fragment("_scene_bar.html", bar=current_bar(app, character, chat))
 
 
 # -- markers --------------------------------------------------------------------------------
@@ -78,16 +84,29 @@ async def mark(
     """Mark a message as the scene's start or end (again: unmark it); the scene bar."""
     ref = services.chat.chat_ref(character, chat)
     async with services.chat.chat_lock(ref):
-        markers = services.scene_markers.mark(ref.character.name, index, edge, ref.id)
-    return scene_bar(ref.character.name, ref.id, markers)
+        services.scene_markers.mark(ref.character.name, index, edge, ref.id)
+    return scene_bar(services, ref.character.name, ref.id)
 
 
 @router.post("/chat/{character}/{chat}/scene/clear")
 async def clear(character: str, chat: str, services: Services) -> Response:
     ref = services.chat.chat_ref(character, chat)
     async with services.chat.chat_lock(ref):
-        markers = services.scene_markers.clear(ref.character.name, ref.id)
-    return scene_bar(ref.character.name, ref.id, markers)
+        services.scene_markers.clear(ref.character.name, ref.id)
+    return scene_bar(services, ref.character.name, ref.id)
+
+
+@router.post("/chat/{character}/{chat}/scene/book")
+async def choose_book(
+    character: str, chat: str, services: Services, book: Annotated[str, Form()] = ""
+) -> Response:
+    """The book the chat's scene memories go to: bound to the chat, or in manual mode
+    chosen as its memory book."""
+    ref = services.chat.chat_ref(character, chat)
+    manual = services.books.settings(ref.character.name).lorebook_mode == "manual"
+    async with services.chat.chat_lock(ref):
+        services.books.bind(ref.character.name, book or None, ref.id, manual=manual)
+    return scene_bar(services, ref.character.name, ref.id)
 
 
 # -- writing the memory ---------------------------------------------------------------------
@@ -128,8 +147,8 @@ async def save(
         plan = plan.edited(title, content, keywords.split(","))
     async with services.chat.chat_lock(plan.chat):
         saved = services.scenes.save(plan)
-        markers = services.scene_markers.clear(name, chat)
-    return fragment("_scene_saved.html", saved=saved, url=chat_url(name, chat), markers=markers)
+        services.scene_markers.clear(name, chat)
+    return fragment("_scene_saved.html", saved=saved, bar=current_bar(services, name, chat))
 
 
 @router.post("/chat/{character}/{chat}/scene/catch-up")
