@@ -24,6 +24,8 @@ def test_a_marked_scene_becomes_a_memory_book_entry_and_is_edited_there(
     site: Served, page: Any, tmp_path
 ) -> None:
     bound_chat(site)
+    site.app.settings.set("books.auto_hide", "last")
+    site.app.settings.set("books.keep_unhidden", "1")
     page.goto(site.url + CHAT_URL)
     page.wait_for_selector("#scene")
 
@@ -53,6 +55,11 @@ def test_a_marked_scene_becomes_a_memory_book_entry_and_is_edited_there(
     # The markers went with the saved memory.
     page.wait_for_selector("#scene[data-start='']")
     assert "scene" not in page.locator("#m5").get_attribute("class")
+    # Messages 4-6 were hidden with it (the newest one left visible), shown so at once.
+    for index in (4, 5, 6):
+        page.wait_for_selector(f"#m{index}.is-hidden")
+    assert "is-hidden" not in page.locator("#m7").get_attribute("class")
+    assert page.locator("#m4 .menu-items button", has_text="Unhide").count() == 1
     titles = [e.comment for e in read_book(site.ws, BOOK).entries.values()]
     assert titles == ["The lantern", "001 - Storm at the quay"]
 

@@ -307,8 +307,23 @@
     });
   }
 
+  // Messages the server changed beside what was swapped (hidden by a scene memory) are
+  // fetched again where they are shown.
+  function refreshMessages(root) {
+    root.querySelectorAll("[data-refresh-messages]").forEach((element) => {
+      element.dataset.refreshMessages.split(" ").forEach((index) => {
+        const target = document.getElementById("m" + index);
+        // Each message is its own request's source, so htmx runs them side by side.
+        if (!target) return;
+        const options = { source: target, target: target, swap: "outerHTML" };
+        htmx.ajax("GET", element.dataset.url + index, options);
+      });
+    });
+  }
+
   function setup(root) {
     connectLive(root);
+    refreshMessages(root);
     const bar = root.matches && root.matches("[data-scene-bar]") ? root : null;
     if (bar) showScene(bar);
     root.querySelectorAll("form[data-stream]").forEach(setupComposer);
