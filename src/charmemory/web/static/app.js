@@ -309,7 +309,7 @@
 
   // Messages the server changed beside what was swapped (hidden by a scene memory) are
   // fetched again where they are shown.
-  function refreshMessages(root) {
+  function refetchChanged(root) {
     root.querySelectorAll("[data-refresh-messages]").forEach((element) => {
       element.dataset.refreshMessages.split(" ").forEach((index) => {
         const target = document.getElementById("m" + index);
@@ -323,7 +323,7 @@
 
   function setup(root) {
     connectLive(root);
-    refreshMessages(root);
+    refetchChanged(root);
     const bar = root.matches && root.matches("[data-scene-bar]") ? root : null;
     if (bar) showScene(bar);
     root.querySelectorAll("form[data-stream]").forEach(setupComposer);
