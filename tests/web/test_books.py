@@ -39,6 +39,9 @@ def test_a_marked_scene_is_previewed_edited_and_saved_into_the_chats_book(site: 
         )
         assert [e.comment for e in read_book(site.ws, BOOK).entries.values()] == ["The lantern"]
         key = preview.text.split("/scene/", 1)[1].split("/save", 1)[0]
+        blank = {"title": " ", "keywords": "", "content": "- They met."}
+        refused = client.post(f"{CHAT_URL}/scene/{key}/save", data=blank, headers=csrf)
+        assert refused.status_code == 400 and "needs a title and content" in refused.text
         saved = client.post(
             f"{CHAT_URL}/scene/{key}/save",
             data={"title": "The quay", "keywords": "quay, storm", "content": "- They met."},

@@ -47,10 +47,14 @@ class PendingPlans:
         return key
 
     def take(self, key: str) -> ScenePlan:
+        """The preview, no longer kept (so it is saved once however often it is sent)."""
         plan = self._plans.pop(key, None)
         if plan is None:
             raise NotFoundError("that preview is gone (saved already, or too old): write it again")
         return plan
+
+    def put_back(self, key: str, plan: ScenePlan) -> None:
+        self._plans[key] = plan
 
 
 def pending_plans(request: Request) -> PendingPlans:
@@ -135,20 +139,29 @@ async def save(
     keywords: Annotated[str, Form()] = "",
     content: Annotated[str, Form()] = "",
 ) -> Response:
-    """Save the preview as shown (with the person's edits); the markers go."""
+    """Save the preview as shown (with the person's edits); the markers go. A preview
+    that could not be saved stays, to be corrected or written again."""
     name = services.library.character(character).name
-    plan = pending_plans(request).take(key)
-    if (title, content) != (plan.answer.title, plan.answer.content) or keywords != ", ".join(
-        plan.answer.keywords
-    ):
-        if not title.strip() or not content.strip():
-            pending_plans(request).keep(plan)
-            raise CharMemoryError("a scene memory needs a title and content; nothing was saved")
-        plan = plan.edited(title, content, keywords.split(","))
-    async with services.chat.chat_lock(plan.chat):
-        saved = services.scenes.save(plan)
-        services.scene_markers.clear(name, chat)
+    plans = pending_plans(request)
+    shown = plans.take(key)
+    try:
+        plan = _as_edited(shown, title, keywords, content)
+        async with services.chat.chat_lock(plan.chat):
+            saved = services.scenes.save(plan)
+            services.scene_markers.clear(name, chat)
+    except CharMemoryError:
+        plans.put_back(key, shown)
+        raise
     return fragment("_scene_saved.html", saved=saved, bar=current_bar(services, name, chat))
+
+
+def _as_edited(plan: ScenePlan, title: str, keywords: str, content: str) -> ScenePlan:
+    same = (title, content) == (plan.answer.title, plan.answer.content)
+    if same and keywords == ", ".join(plan.answer.keywords):
+        return plan
+    if not title.strip() or not content.strip():
+        raise CharMemoryError("a scene memory needs a title and content; nothing was saved")
+    return plan.edited(title, content, keywords.split(","))
 
 
 @router.post("/chat/{character}/{chat}/scene/catch-up")
