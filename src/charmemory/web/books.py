@@ -92,18 +92,21 @@ def _entry(app: App, book: str, uid: int) -> EntryView:
     return entry_view(loaded.name, found)
 
 
-def entries_region(app: App, book: str, *, notice: str = "", undo: bool = False) -> Response:
-    """The book's entries as they are now, with a notice for what was done."""
+def book_entries(app: App, book: str) -> dict[str, object]:
+    """What the entries region shows: the book's memories, then its other entries."""
     loaded = app.books.book(book)
     entries = [entry_view(loaded.name, e) for e in loaded.book.entries.values()]
-    return fragment(
-        "_book_entries.html",
-        url=book_url(loaded.name),
-        memories=[e for e in entries if e.memory],
-        others=[e for e in entries if not e.memory],
-        notice=notice,
-        undo=undo,
-    )
+    return {
+        "book": loaded.name,
+        "url": book_url(loaded.name),
+        "memories": [e for e in entries if e.memory],
+        "others": [e for e in entries if not e.memory],
+    }
+
+
+def entries_region(app: App, book: str, *, notice: str = "", undo: bool = False) -> Response:
+    """The book's entries as they are now, with a notice for what was done."""
+    return fragment("_book_entries.html", **book_entries(app, book), notice=notice, undo=undo)
 
 
 # -- pages --------------------------------------------------------------------------------
@@ -124,16 +127,12 @@ def books_page(request: Request, services: Services) -> Response:
 
 @router.get("/books/{book}")
 def book_page(book: str, request: Request, services: Services) -> Response:
-    loaded = services.books.book(book)
-    entries = [entry_view(loaded.name, e) for e in loaded.book.entries.values()]
+    shown = book_entries(services, book)
     return page(
         request,
         "book.html",
-        book=loaded.name,
-        url=book_url(loaded.name),
-        memories=[e for e in entries if e.memory],
-        others=[e for e in entries if not e.memory],
-        versions=services.books.versions(loaded.name),
+        **shown,
+        versions=services.books.versions(str(shown["book"])),
         notice="",
         undo=False,
     )
