@@ -205,5 +205,8 @@ def test_the_book_a_chats_scenes_go_to_is_chosen_on_the_chat_screen(site: Served
         site.app.settings.set("books.lorebook_mode", "manual")
         manual = client.post(f"{CHAT_URL}/scene/book", data={"book": BOOK}, headers=csrf)
         assert "manual memory book" in manual.text
-    state = chat_header(site.ws)["chat_metadata"]["STMemoryBooks"]
-    assert state == {"sceneStart": 0, "sceneEnd": 3, "manualLorebook": BOOK}
+        state = chat_header(site.ws)["chat_metadata"]["STMemoryBooks"]
+        assert state == {"sceneStart": 0, "sceneEnd": 3, "manualLorebook": BOOK}
+        cleared = client.post(f"{CHAT_URL}/scene/clear", headers=csrf)
+    assert 'data-start="" data-end=""' in cleared.text
+    assert chat_header(site.ws)["chat_metadata"]["STMemoryBooks"] == {"manualLorebook": BOOK}
