@@ -7,11 +7,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 DEMO   ?= demo-workspace
 
-.PHONY: setup run test lint format bench models clean
+.PHONY: setup run test lint format bench models screenshots clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/llama_cmake_args.sh
+$(STAMP): pyproject.toml scripts/llama_cmake_args.sh scripts/install_chromium.sh
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "charmemory needs Python 3.11 or newer")'
 	@echo "==> creating $(VENV) and installing charmemory with its dev tools"
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml scripts/llama_cmake_args.sh
 	@echo "==> installing the embedded model's runtime, llama-cpp-python: the first time"
 	@echo "    compiles llama.cpp (5 to 12 minutes on 2 cores); pip caches the result"
 	CMAKE_ARGS="$$(bash scripts/llama_cmake_args.sh)" $(BIN)/python -m pip install --progress-bar off -e '.[dev,local]'
+	@bash scripts/install_chromium.sh
 	@touch $(STAMP)
 
 # The local embedding model and the embedded chat model (1.1 GB, verified by sha256).
@@ -50,6 +51,11 @@ bench: models
 	$(BIN)/python bench/world_info.py
 	$(BIN)/python bench/chat_overhead.py
 	$(BIN)/python bench/api_load.py
+	$(BIN)/python bench/web_pages.py
+
+# The web UI's screenshots in docs/screenshots/, taken by its browser journeys.
+screenshots: setup
+	CHARMEMORY_SCREENSHOTS=1 $(BIN)/pytest tests/web -m browser
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .hypothesis

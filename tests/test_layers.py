@@ -48,6 +48,8 @@ FORBIDDEN = {
     ),
     # The shells reach adapters only through composition.
     "cli": ("charmemory.adapters",),
+    # The web UI is a shell beside the API: services through composition's App.
+    "web": ("charmemory.adapters", "charmemory.cli"),
     "ports": (
         "charmemory.adapters",
         "charmemory.services",

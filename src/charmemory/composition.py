@@ -86,6 +86,7 @@ from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
 from charmemory.services.repair import AfterRebuild, RepairService
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.scene_markers import SceneMarking
 from charmemory.services.scene_writer import EntryWriter
 from charmemory.services.scenes import SceneService
 from charmemory.services.settings import SettingsService
@@ -467,6 +468,10 @@ class App:
     @cached_property
     def narrator_doctor(self) -> NarratorDoctor:
         return NarratorDoctor(self.narrator, self.books, self._generation_log)
+
+    @cached_property
+    def scene_markers(self) -> SceneMarking:
+        return SceneMarking(self.books)
 
     @cached_property
     def book_entries(self) -> BookEntries:

@@ -18,7 +18,13 @@ from charmemory.core.latest_chat import ChatActivity, chats_oldest_first, latest
 from charmemory.core.naming import checked_file_name, memory_file_stem, sanitize, sharing_a_stem
 from charmemory.errors import CharMemoryError, ConflictError, FormatError, NotFoundError
 from charmemory.formats.card import read_card
-from charmemory.formats.chat import Chat, last_message_send_date, parse_chat
+from charmemory.formats.chat import (
+    Chat,
+    MessagePage,
+    last_message_send_date,
+    parse_chat,
+    parse_message_page,
+)
 from charmemory.formats.chat_name import CHAT_EXTENSION
 from charmemory.formats.group import Group, looks_like_group, parse_group
 from charmemory.formats.lorebook import parse_lorebook
@@ -137,6 +143,15 @@ class Library:
             raise NotFoundError(f"chat {ref.id!r} disappeared from {ref.path.parent}")
         text = _decode(read.data, ref.path)
         return LoadedChat(ref, parse_chat(text, source=ref.path.name), read.version)
+
+    def message_page(self, ref: ChatRef, *, before: int | None, count: int) -> MessagePage:
+        """Messages of the chat without reading the rest (see `parse_message_page`)."""
+        try:
+            data = ref.path.read_bytes()
+        except FileNotFoundError:
+            raise NotFoundError(f"chat {ref.id!r} disappeared from {ref.path.parent}") from None
+        text = _decode(data, ref.path)
+        return parse_message_page(text, before=before, count=count, source=ref.path.name)
 
     def save_chat(self, loaded: LoadedChat, chat: Chat) -> LoadedChat:
         """Write ``chat`` over the file ``loaded`` came from, unless it changed since."""

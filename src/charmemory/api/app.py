@@ -110,6 +110,9 @@ def create_api(open_app: Callable[[], App], *, token: str | None = None) -> Fast
     api.add_middleware(LimitBody, limit=int(app.settings.value("server.max_body_bytes")))
     if token:
         api.add_middleware(RequireToken, token=token)
+    from charmemory.web import install_web  # the pages import the API's parts
+
+    install_web(api, token=token)
     api.add_middleware(CollapseSlashes)
     origins = list(app.settings.value("server.cors_origins") or [])
     if origins:

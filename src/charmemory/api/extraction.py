@@ -94,7 +94,7 @@ async def batch(character: str, body: BatchBody, request: Request, services: Ser
 @router.post("/stop", summary="Stop the extraction under way after its current call")
 def stop(character: str, request: Request, services: Services) -> dict[str, Any]:
     name = services.library.character(character).name
-    switch = _running(request).get(name)
+    switch = running_extractions(request).get(name)
     if switch is None:
         raise NotFoundError(f"no extraction of {name} is running")
     switch.set()
@@ -112,7 +112,8 @@ async def clear(character: str, body: ClearBody, services: Services) -> dict[str
     return {"removed": await services.extraction_admin.clear(character, confirmed=body.confirm)}
 
 
-def _running(request: Request) -> dict[str, asyncio.Event]:
+def running_extractions(request: Request) -> dict[str, asyncio.Event]:
+    """The stop switches of the extractions under way, by character (the web UI's too)."""
     state = request.app.state
     if not hasattr(state, "extracting"):
         state.extracting = {}
@@ -127,7 +128,7 @@ async def _run(
     run: Callable[[Callable[..., None], asyncio.Event], Awaitable[Any]],
 ) -> Any:
     name = services.library.character(character).name
-    switches = _running(request)
+    switches = running_extractions(request)
     if name in switches:
         raise ConflictError(f"an extraction of {name} is running; stop it or wait")
     stop = switches[name] = asyncio.Event()

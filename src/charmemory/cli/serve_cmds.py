@@ -53,6 +53,7 @@ def serve(
     api = create_api(lambda: services, token=required)
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     typer.echo(f"charmemory serves {services.root} at {base} (docs: {base}/docs)", err=True)
+    typer.echo(f"web UI: {base}/", err=True)
     typer.echo(f"memory endpoint: {base}/characters/NAME/v1 or {base}/v1", err=True)
     uvicorn.run(
         api,

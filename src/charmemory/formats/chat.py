@@ -236,6 +236,34 @@ def parse_chat(text: str, *, source: str | None = None) -> Chat:
     return Chat(header, [Message(item) for item in objects], source)
 
 
+@dataclass(frozen=True)
+class MessagePage:
+    """Some consecutive messages of a chat, read without parsing the others."""
+
+    total: int  # messages in the whole chat
+    first: int  # message id of `messages[0]`
+    messages: list[Message]
+    header: ChatHeader = field(default_factory=lambda: ChatHeader(present=False))
+
+
+def parse_message_page(
+    text: str, *, before: int | None, count: int, source: str | None = None
+) -> MessagePage:
+    """The ``count`` messages before message id ``before`` (default: the newest), as
+    `parse_chat` would number them; only those lines are decoded, so a page of a long
+    chat costs about what a short chat costs."""
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    header = ChatHeader(present=False)
+    if lines and _is_header(lines[0][1], lines[0][0], source):
+        number, line = lines.pop(0)
+        header = ChatHeader(_parse_line(line, number, source))
+    total = len(lines)
+    end = total if before is None else max(0, min(before, total))
+    first = max(0, end - count)
+    messages = [Message(_parse_line(line, number, source)) for number, line in lines[first:end]]
+    return MessagePage(total, first, messages, header)
+
+
 def last_message_send_date(text: str) -> Any:
     """The raw `send_date` of a chat's last message, reading only its last line.
 
@@ -287,6 +315,11 @@ def _parse_line(line: str, number: int, source: str | None) -> dict[str, Any]:
             f"expected a JSON object, found {type(item).__name__}", source=source, line=number
         )
     return item
+
+
+def _is_header(line: str, number: int, source: str | None) -> bool:
+    # A line that never says `"mes"` is no message; only one that does needs decoding.
+    return '"mes"' not in line or "mes" not in _parse_line(line, number, source)
 
 
 def _reject_constant(name: str) -> Any:

@@ -8,7 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from charmemory.core.memory_history import Version
 from charmemory.formats.card import Card
-from charmemory.formats.chat import Chat
+from charmemory.formats.chat import Chat, MessagePage
 from charmemory.formats.group import Group, GroupJoin
 from charmemory.formats.memory_file import MemoryFile
 
@@ -115,6 +115,11 @@ class CharacterLibrary(Protocol):
         ...
 
     def load_chat(self, ref: ChatRef) -> LoadedChat: ...
+
+    def message_page(self, ref: ChatRef, *, before: int | None, count: int) -> MessagePage:
+        """The ``count`` messages before message ``before`` (None: the newest), the rest
+        of the chat not parsed; for showing a long chat a page at a time."""
+        ...
 
     def chat_stamps(self, character: Character) -> dict[str, ChatStamp]:
         """Each of the character's chat files by chat id, as `ChatStamp`, none read."""

@@ -39,7 +39,7 @@ from charmemory.core.triggers import (
     trigger_outcome,
 )
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat, Message
+from charmemory.formats.chat import Chat, Message, MessagePage
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -152,6 +152,13 @@ class ChatService:
     ) -> LoadedChat:
         """A chat by id, a new one, or the character's latest (a new one if it has none)."""
         return self._library.load_chat(self.chat_ref(character_name, chat_id, new=new))
+
+    def message_page(
+        self, character_name: str, chat_id: str, *, before: int | None = None, count: int = 50
+    ) -> tuple[ChatRef, MessagePage]:
+        """A page of the chat's messages (the newest, or those before ``before``)."""
+        ref = self._library.chat(self._library.character(character_name), chat_id)
+        return ref, self._library.message_page(ref, before=before, count=count)
 
     def chat_ref(
         self, character_name: str, chat_id: str | None = None, *, new: bool = False
@@ -692,7 +699,13 @@ def _memories_of(prepared: PreparedPrompt) -> list[dict[str, Any]]:
         return []
     included = set(memories.injection.included)
     return [
-        {"id": r.id, "text": r.text, "score": round(r.score, 6), "cosine": round(r.cosine, 6)}
+        {
+            "id": r.id,
+            "text": r.text,
+            "score": round(r.score, 6),
+            "cosine": round(r.cosine, 6),
+            "bm25": None if r.bm25 is None else round(r.bm25, 6),
+        }
         for r in memories.results
         if r.id in included
     ]
