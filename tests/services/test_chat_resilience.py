@@ -12,7 +12,6 @@ from charmemory.ports import Completion
 from tests.services.test_chat import app_with, card_with, chat_file
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
 from tests.support.fake_chat_model import ChatRequest, FakeChatModel
-from tests.support.scripted_llm import ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,29 +20,29 @@ SLOW_TURN = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from charmemory.adapters.workspace import Workspace
+    from charmemory.ports import StreamDelta
     from tests.support.extraction_fixtures import make_app
+    from tests.support.fake_chat_model import FakeChatModel
 
-    class Server:
-        base_url = sys.argv[2]
+    async def slow_story(request):
+        for n in range(200):
+            await asyncio.sleep(0.05)
+            yield StreamDelta(text=f"word {n} ")
 
-    app = make_app(Workspace.open(Path(sys.argv[1])), Server)
-    app.settings.set("model.max_retries", "0")
+    app = make_app(Workspace.open(Path(sys.argv[1])), FakeChatModel(slow_story))
     show = lambda delta: print(delta.text, flush=True)  # noqa: E731
     asyncio.run(app.chat.send("Mira", "Tell me a long story.", on_delta=show))
     """
 )
 
 
-def test_a_process_killed_while_a_reply_streams_leaves_the_chat_whole(
-    tmp_path: Path, llm_server: ScriptedLLMServer
-) -> None:
+def test_a_process_killed_while_a_reply_streams_leaves_the_chat_whole(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     card_with(ws)
     app_with(ws, FakeChatModel(lambda r: Completion("x"))).chat.new_chat(CHARACTER)
     before = chat_file(ws).read_bytes()
-    llm_server.reply_stream([f"word {n} " for n in range(200)], event_delay=0.05)
     child = subprocess.Popen(
-        [sys.executable, "-c", SLOW_TURN, str(ws.root), llm_server.base_url],
+        [sys.executable, "-c", SLOW_TURN, str(ws.root)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"},
         stdout=subprocess.PIPE,
