@@ -45,22 +45,32 @@ def app_of(ws: Workspace) -> App:
 
 
 def sent_blocks(request: ChatRequest) -> tuple[MemoryBlock, ...]:
-    """The memory blocks one consolidation call sent (the format example has no id)."""
-    blocks = parse_memory_file(request.messages[-1].content).blocks
+    """The memory blocks one consolidation call sent."""
+    return blocks_in(request.messages[-1].content)
+
+
+def blocks_in(prompt: str) -> tuple[MemoryBlock, ...]:
+    """The memory blocks of a consolidation prompt (the format example has no id)."""
+    blocks = parse_memory_file(prompt).blocks
     return tuple(block for block in blocks if block.attribute("id") is not None)
 
 
-def drop_repeats(request: ChatRequest) -> Completion:
-    """A model that keeps every block and drops memories an earlier block already holds."""
+def without_repeats(prompt: str) -> str:
+    """The answer of a model that keeps every block and drops memories an earlier block
+    already holds."""
     seen: set[str] = set()
     answer = []
-    for block in sent_blocks(request):
+    for block in blocks_in(prompt):
         fresh = [b.text for b in block.bullets if b.text not in seen]
         seen.update(fresh)
         if fresh:
             bullets = "".join(f"- {text}\n" for text in fresh)
             answer.append(f'<memory sources="{block.attribute("id")}">\n{bullets}</memory>')
-    return Completion("\n".join(answer), finish_reason="stop")
+    return "\n".join(answer)
+
+
+def drop_repeats(request: ChatRequest) -> Completion:
+    return Completion(without_repeats(request.messages[-1].content), finish_reason="stop")
 
 
 async def test_preview_writes_nothing_and_apply_writes_the_merge_with_its_date_range(
