@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.fake_chat_model import ScriptedChatModel
 from tests.support.scripted_embeddings import Scripted, scripted_embedding_server
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -13,6 +14,12 @@ def llm_server() -> Iterator[ScriptedLLMServer]:
     """A scripted OpenAI/Anthropic-compatible server on 127.0.0.1 (see tests/support)."""
     with ScriptedLLMServer() as server:
         yield server
+
+
+@pytest.fixture
+def chat_model() -> ScriptedChatModel:
+    """An in-process chat model with queued answers, for tests where HTTP is not the subject."""
+    return ScriptedChatModel()
 
 
 @pytest.fixture

@@ -109,7 +109,7 @@ def test_verbose_log_shows_ranges_and_says_when_prompts_were_not_kept(
 def test_every_change_to_memories_or_progress_is_logged(
     ws_root: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.services.test_consolidation import drop_repeats
+    from tests.cli.test_memory_cmds import drop_repeats
 
     assert run(["pin", CHARACTER, "Mira owns a brass compass.\nMira owns a brass compass."]) == 0
     assert run(["memories", "add", CHARACTER, "Alex sings.\nMira hates fog."]) == 0

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from charmemory.cli.application import run
-from tests.services.test_consolidation import MEMORIES, drop_repeats
+from tests.services.test_consolidation import MEMORIES, without_repeats
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
-from tests.support.scripted_llm import ScriptedLLMServer, Step, openai_completion
+from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
 
 
 @pytest.fixture
@@ -23,6 +23,11 @@ def memory_file(
     monkeypatch.setenv("CHARMEMORY_MODEL", "scripted")
     monkeypatch.setenv("CHARMEMORY_HOME", str(ws.root))
     return path
+
+
+def drop_repeats(request: RecordedRequest) -> Step:
+    """A provider that keeps every block and drops memories an earlier block already holds."""
+    return Step(json=openai_completion(without_repeats(request.json["messages"][-1]["content"])))
 
 
 def memory_id(capsys: pytest.CaptureFixture[str], text: str) -> str:

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from charmemory.adapters.llm.factory import build_chat_model
+from charmemory.adapters.llm.retry import RetryPolicy
+from charmemory.core.model_settings import ModelValues, model_settings
 from charmemory.formats.chat import parse_chat
 from charmemory.ports import Completion
 from tests.services.test_chat import Clock, app_with, card_with, chat_file
@@ -30,29 +33,29 @@ SLOW_TURN = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from charmemory.adapters.workspace import Workspace
+    from charmemory.ports import StreamDelta
     from tests.support.extraction_fixtures import make_app
+    from tests.support.fake_chat_model import FakeChatModel
 
-    class Server:
-        base_url = sys.argv[2]
+    async def slow_story(request):
+        for n in range(200):
+            await asyncio.sleep(0.05)
+            yield StreamDelta(text=f"word {n} ")
 
-    app = make_app(Workspace.open(Path(sys.argv[1])), Server)
-    app.settings.set("model.max_retries", "0")
+    app = make_app(Workspace.open(Path(sys.argv[1])), FakeChatModel(slow_story))
     show = lambda delta: print(delta.text, flush=True)  # noqa: E731
     asyncio.run(app.chat.send("Mira", "Tell me a long story.", on_delta=show))
     """
 )
 
 
-def test_a_process_killed_while_a_reply_streams_leaves_the_chat_whole(
-    tmp_path: Path, llm_server: ScriptedLLMServer
-) -> None:
+def test_a_process_killed_while_a_reply_streams_leaves_the_chat_whole(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     card_with(ws)
     app_with(ws, FakeChatModel(lambda r: Completion("x"))).chat.new_chat(CHARACTER)
     before = chat_file(ws).read_bytes()
-    llm_server.reply_stream([f"word {n} " for n in range(200)], event_delay=0.05)
     child = subprocess.Popen(
-        [sys.executable, "-c", SLOW_TURN, str(ws.root), llm_server.base_url],
+        [sys.executable, "-c", SLOW_TURN, str(ws.root)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"},
         stdout=subprocess.PIPE,
@@ -97,7 +100,10 @@ async def test_a_failing_extraction_leaves_the_chat_working_and_says_so_once(
     ws = make_workspace(tmp_path / "ws", interval=3, cooldown_minutes=10)
     card_with(ws)
     llm_server.respond_always(chat_turns_then(extraction))
-    app = make_app(ws, llm_server, clock=Clock())
+    flags = {"provider": "custom", "base_url": llm_server.base_url, "model": "scripted"}
+    settings = model_settings(ModelValues(flags=flags))
+    model = build_chat_model(settings, None, retry=RetryPolicy(max_retries=0))
+    app = make_app(ws, model, clock=Clock())
 
     await app.chat.send(CHARACTER, "one")
     turn = await app.chat.send(CHARACTER, "two")

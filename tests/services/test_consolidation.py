@@ -1,4 +1,3 @@
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from charmemory.formats.memory_file import MemoryBlock, parse_memory_file
 from charmemory.ports import ChatModel, Completion, ConsolidatedMemories
 from charmemory.services.consolidation import ConsolidationService
 from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace
-from tests.support.fake_chat_model import ChatRequest, FakeChatModel
-from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel, ScriptedChatModel
 
 CHAT_A = "Mira - 2026-02-15@10h00m00s123ms"
 CHAT_B = "Mira - 2026-03-01@09h00m00s000ms"
@@ -38,47 +36,53 @@ def write_memories(ws: Workspace, text: str = MEMORIES) -> Path:
     return path
 
 
-def consolidation(ws: Workspace, server: ScriptedLLMServer) -> ConsolidationService:
-    return make_app(ws, server).consolidation
-
-
-def consolidation_by(ws: Workspace, model: Callable[[], ChatModel]) -> ConsolidationService:
-    return App(ws, env={}, chat_model=model).consolidation
+def consolidation(ws: Workspace, model: ChatModel) -> ConsolidationService:
+    return make_app(ws, model).consolidation
 
 
 def app_of(ws: Workspace) -> App:
     return make_app(ws)
 
 
-def sent_blocks(request: RecordedRequest) -> tuple[MemoryBlock, ...]:
-    """The memory blocks one consolidation call sent (the format example has no id)."""
-    blocks = parse_memory_file(request.json["messages"][-1]["content"]).blocks
+def sent_blocks(request: ChatRequest) -> tuple[MemoryBlock, ...]:
+    """The memory blocks one consolidation call sent."""
+    return blocks_in(request.messages[-1].content)
+
+
+def blocks_in(prompt: str) -> tuple[MemoryBlock, ...]:
+    """The memory blocks of a consolidation prompt (the format example has no id)."""
+    blocks = parse_memory_file(prompt).blocks
     return tuple(block for block in blocks if block.attribute("id") is not None)
 
 
-def drop_repeats(request: RecordedRequest) -> Step:
-    """A model that keeps every block and drops memories an earlier block already holds."""
+def without_repeats(prompt: str) -> str:
+    """The answer of a model that keeps every block and drops memories an earlier block
+    already holds."""
     seen: set[str] = set()
     answer = []
-    for block in sent_blocks(request):
+    for block in blocks_in(prompt):
         fresh = [b.text for b in block.bullets if b.text not in seen]
         seen.update(fresh)
         if fresh:
             bullets = "".join(f"- {text}\n" for text in fresh)
             answer.append(f'<memory sources="{block.attribute("id")}">\n{bullets}</memory>')
-    return Step(json=openai_completion("\n".join(answer)))
+    return "\n".join(answer)
+
+
+def drop_repeats(request: ChatRequest) -> Completion:
+    return Completion(without_repeats(request.messages[-1].content), finish_reason="stop")
 
 
 async def test_preview_writes_nothing_and_apply_writes_the_merge_with_its_date_range(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     path = write_memories(ws)
-    llm_server.reply_text(
+    chat_model.reply_text(
         '<memory sources="1,3">\n- Mira owns a brass compass.\n- Alex is from Cinderfall.\n'
         '- Mira fears deep water.\n</memory>\n<memory sources="2">\n'
         "- Mira captains the Kestrel.\n</memory>"
     )
-    service = consolidation(ws, llm_server)
+    service = consolidation(ws, chat_model)
 
     preview = await service.preview(CHARACTER, strategy="balanced")
 
@@ -113,17 +117,17 @@ async def test_each_call_asks_for_blocks_that_name_only_the_blocks_it_sent(
 
     model = FakeChatModel(keep_all)
 
-    await consolidation_by(ws, lambda: model).preview(CHARACTER)
+    await consolidation(ws, model).preview(CHARACTER)
 
     assert [request.answer_format for request in model.requests] == [ConsolidatedMemories(3)]
 
 
 async def test_apply_is_refused_when_the_file_changed_after_the_preview(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     path = write_memories(ws)
-    llm_server.reply_with(drop_repeats)
-    service = consolidation(ws, llm_server)
+    chat_model.reply_with(drop_repeats)
+    service = consolidation(ws, chat_model)
     preview = await service.preview(CHARACTER)
     edited = MEMORIES.replace("Cinderfall", "Port Lune")
     path.write_text(edited, encoding="utf-8")
@@ -136,16 +140,16 @@ async def test_apply_is_refused_when_the_file_changed_after_the_preview(
 
 
 async def test_blocks_are_chosen_by_chat_id_and_by_index_and_the_rest_stays(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     path = write_memories(ws)
-    llm_server.reply_text(
+    chat_model.reply_text(
         '<memory sources="1,2">\n- Mira owns a brass compass.\n- Mira captains the Kestrel.\n'
         "</memory>"
     )
-    service = consolidation(ws, llm_server)
+    service = consolidation(ws, chat_model)
     preview = await service.preview(CHARACTER, chats=[CHAT_B], blocks=[1])
-    assert [b.chat for b in sent_blocks(llm_server.requests[0])] == ["pinned", CHAT_B]
+    assert [b.chat for b in sent_blocks(chat_model.requests[0])] == ["pinned", CHAT_B]
     await service.apply(preview.id, character_name=CHARACTER)
     blocks = parse_memory_file(path.read_text(encoding="utf-8")).blocks
     assert [(b.chat, b.date) for b in blocks] == [
@@ -175,22 +179,22 @@ def big_file(blocks: int, per_block: int) -> str:
 
 
 async def test_a_file_larger_than_the_context_is_consolidated_in_calls_that_each_fit(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     text = big_file(blocks=24, per_block=4)
     write_memories(ws, text)
     for _ in range(40):
-        llm_server.reply_with(drop_repeats)
+        chat_model.reply_with(drop_repeats)
     budget = 1500
     assert len(text) / 4 > budget
 
-    preview = await consolidation(ws, llm_server).preview(CHARACTER, context_tokens=budget)
+    preview = await consolidation(ws, chat_model).preview(CHARACTER, context_tokens=budget)
 
-    requests = llm_server.requests
+    requests = chat_model.requests
     assert preview.calls == len(requests) >= 4
     for request in requests:
-        prompt_chars = sum(len(m["content"]) for m in request.json["messages"])
-        assert prompt_chars / 4 + request.json["max_tokens"] <= budget
+        prompt_chars = sum(len(m.content) for m in request.messages)
+        assert prompt_chars / 4 + request.max_tokens <= budget
     sent = [b.text for r in requests for block in sent_blocks(r) for b in block.bullets]
     original = [b.text for block in parse_memory_file(text).blocks for b in block.bullets]
     assert sorted(sent) == sorted(original)  # each memory sent once, no final all-in-one call
@@ -198,21 +202,20 @@ async def test_a_file_larger_than_the_context_is_consolidated_in_calls_that_each
 
 
 @pytest.mark.parametrize(
-    "answers",
+    ("answer", "finish_reason"),
     [
-        [openai_completion('<memory sources="1">\n- Mira owns', finish_reason="length")],
-        [openai_completion('<memory sources="1,2,3">\n- Mira owns a brass compass.\n')],
-        [openai_completion("Sorry, I can't help with that.")],
-        [openai_completion('<memory sources="9">\n- Mira owns a brass compass.\n</memory>')],
+        ('<memory sources="1">\n- Mira owns', "length"),
+        ('<memory sources="1,2,3">\n- Mira owns a brass compass.\n', "stop"),
+        ("Sorry, I can't help with that.", "stop"),
+        ('<memory sources="9">\n- Mira owns a brass compass.\n</memory>', "stop"),
     ],
 )
 async def test_an_unusable_answer_rejects_the_consolidation_and_touches_nothing(
-    ws: Workspace, llm_server: ScriptedLLMServer, answers: list[dict]
+    ws: Workspace, chat_model: ScriptedChatModel, answer: str, finish_reason: str
 ) -> None:
     path = write_memories(ws)
-    for answer in answers:
-        llm_server.reply(json=answer)
-    service = consolidation(ws, llm_server)
+    chat_model.reply_text(answer, finish_reason=finish_reason)
+    service = consolidation(ws, chat_model)
     with pytest.raises(UnusableConsolidationError, match="nothing was changed"):
         await service.preview(CHARACTER)
     assert path.read_text(encoding="utf-8") == MEMORIES
@@ -223,38 +226,38 @@ async def test_an_unusable_answer_rejects_the_consolidation_and_touches_nothing(
 
 
 async def test_a_bad_answer_in_a_later_chunk_rejects_the_whole_consolidation(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     path = write_memories(ws, big_file(blocks=12, per_block=4))
     before = path.read_bytes()
-    llm_server.reply_with(drop_repeats)
-    llm_server.reply_text('<memory sources="1">\n- half an answer', finish_reason="length")
+    chat_model.reply_with(drop_repeats)
+    chat_model.reply_text('<memory sources="1">\n- half an answer', finish_reason="length")
     with pytest.raises(UnusableConsolidationError, match="call 2 of"):
-        await consolidation(ws, llm_server).preview(CHARACTER, context_tokens=1500)
+        await consolidation(ws, chat_model).preview(CHARACTER, context_tokens=1500)
     assert path.read_bytes() == before
 
 
 async def test_a_conservative_pass_that_drops_most_memories_warns_in_the_preview(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     write_memories(ws)
-    llm_server.reply_text('<memory sources="1,2,3">\n- Mira owns a brass compass.\n</memory>')
-    preview = await consolidation(ws, llm_server).preview(CHARACTER)
+    chat_model.reply_text('<memory sources="1,2,3">\n- Mira owns a brass compass.\n</memory>')
+    preview = await consolidation(ws, chat_model).preview(CHARACTER)
     assert len(preview.warnings) == 1 and "80%" in preview.warnings[0]
 
 
 async def test_strategy_prompts_are_editable_per_workspace_and_restorable(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     write_memories(ws)
-    service = consolidation(ws, llm_server)
+    service = consolidation(ws, chat_model)
     prompts = app_of(ws).prompts
     prompts.replace("consolidation", "Squeeze {{char}}'s memories hard.", "aggressive")
     assert not prompts.is_default("consolidation", "aggressive")
     assert prompts.is_default("consolidation", "balanced")
-    llm_server.reply_with(drop_repeats)
+    chat_model.reply_with(drop_repeats)
     await service.preview(CHARACTER, strategy="aggressive")
-    assert llm_server.requests[0].json["messages"][0]["content"] == "Squeeze Mira's memories hard."
+    assert chat_model.requests[0].messages[0].content == "Squeeze Mira's memories hard."
 
     prompts.reset("consolidation", "aggressive")
     assert prompts.text("consolidation", "aggressive") == DEFAULT_PROMPTS["aggressive"]
@@ -274,7 +277,7 @@ async def test_a_plain_answer_replaces_the_blocks_sent_and_notes_typed_in_them_s
         "- Mira fears deep water.\n</memory>\n<memory>\n- Mira captains the Kestrel.\n</memory>"
     )
     model = FakeChatModel(lambda request: Completion(plain))
-    service = consolidation_by(ws, lambda: model)
+    service = consolidation(ws, model)
 
     preview = await service.preview(CHARACTER)
 

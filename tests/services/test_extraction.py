@@ -13,7 +13,7 @@ from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
 from charmemory.formats.memory_file import parse_memory_file
-from charmemory.ports import Completion, NewMemories
+from charmemory.ports import ChatModel, Completion, NewMemories
 from charmemory.services.extraction import ExtractionService, UnusableAnswerError
 from tests.support.extraction_fixtures import (
     CHARACTER,
@@ -25,8 +25,7 @@ from tests.support.extraction_fixtures import (
     message,
     write_chat,
 )
-from tests.support.fake_chat_model import FakeChatModel
-from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.fake_chat_model import FakeChatModel, ScriptedChatModel
 from tests.support.word_hash_embedder import WordHashEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,8 +49,8 @@ def state_of(ws: Workspace) -> ExtractionState:
     return ExtractionState(ws.db, ws.locks, ws.state_dir)
 
 
-def service(ws: Workspace, server: ScriptedLLMServer, clock: Clock) -> ExtractionService:
-    return make_app(ws, server, clock=clock).extraction
+def service(ws: Workspace, model: ChatModel, clock: Clock) -> ExtractionService:
+    return make_app(ws, model, clock=clock).extraction
 
 
 def memories(ws: Workspace) -> str:
@@ -59,27 +58,25 @@ def memories(ws: Workspace) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
-def sent_messages(server: ScriptedLLMServer) -> list[str]:
+def sent_messages(model: FakeChatModel) -> list[str]:
     """The chat text of each extraction call, as the model saw it."""
-    return [
-        "\n".join(m["content"] for m in request.json["messages"]) for request in server.requests
-    ]
+    return ["\n".join(m.content for m in request.messages) for request in model.requests]
 
 
 async def test_extract_now_appends_one_block_and_never_resends(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=10)
     write_chat(ws, alternating(10))
-    llm_server.reply_text(memory_block("Alex owes Mira forty crowns.", "Mira lost her first ship."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    chat_model.reply_text(memory_block("Alex owes Mira forty crowns.", "Mira lost her first ship."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
     assert report.saved == 2
     text = memories(ws)
     assert f'<memory chat="{CHAT_ID}" date="' in text
     assert "- Alex owes Mira forty crowns.\n- Mira lost her first ship.\n</memory>" in text
 
-    again = await service(ws, llm_server, clock).extract(CHARACTER)
-    assert again.planned_messages == 0 and len(llm_server.requests) == 1
+    again = await service(ws, chat_model, clock).extract(CHARACTER)
+    assert again.planned_messages == 0 and len(chat_model.requests) == 1
     assert memories(ws) == text
 
 
@@ -92,7 +89,7 @@ async def test_each_call_asks_for_new_memories_of_the_character_with_the_user(
         lambda request: Completion(memory_block(f"Fact {len(model.requests)} about Alex."))
     )
 
-    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+    app = make_app(ws, model, clock=clock)
     report = await app.extraction.extract(CHARACTER)
 
     assert report.saved == 2
@@ -102,32 +99,32 @@ async def test_each_call_asks_for_new_memories_of_the_character_with_the_user(
 
 
 async def test_pile_up_during_cooldown_is_extracted_in_chunks_when_it_fires(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", interval=20, cooldown_minutes=10, messages_per_call=20)
     write_chat(ws, alternating(2))
-    llm_server.reply_text("NO_NEW_MEMORIES")
-    await service(ws, llm_server, clock).extract(CHARACTER)  # starts the cooldown clock
+    chat_model.reply_text("NO_NEW_MEMORIES")
+    await service(ws, chat_model, clock).extract(CHARACTER)  # starts the cooldown clock
     write_chat(ws, alternating(62))  # 60 new messages, 30 of them the character's
 
     clock.now += timedelta(minutes=3)
-    held = await service(ws, llm_server, clock).on_character_message(CHARACTER)
+    held = await service(ws, chat_model, clock).on_character_message(CHARACTER)
     assert held.decision is not None and held.decision.reason == "cooldown"
     assert held.decision.progress == (30, 20)
-    assert len(llm_server.requests) == 1
+    assert len(chat_model.requests) == 1
 
     clock.now += timedelta(minutes=8)
     for n in range(3):
-        llm_server.reply_text(memory_block(f"Fact number {n} happened."))
-    fired = await service(ws, llm_server, clock).on_character_message(CHARACTER)
+        chat_model.reply_text(memory_block(f"Fact number {n} happened."))
+    fired = await service(ws, chat_model, clock).on_character_message(CHARACTER)
     assert fired.decision is not None and fired.decision.run
     assert [(c.first, c.last) for c in fired.chunks] == [(2, 21), (22, 41), (42, 61)]
-    assert len(llm_server.requests) == 4
+    assert len(chat_model.requests) == 4
     assert memories(ws).count("<memory ") == 3
 
 
 async def test_swipes_do_not_count_as_new_messages(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", interval=3, cooldown_minutes=0)
     chat = alternating(4)  # two character messages
@@ -135,44 +132,44 @@ async def test_swipes_do_not_count_as_new_messages(
     for swipe in range(5):
         chat[3] = message(3, is_user=False, text=f"swipe {swipe}", swipes=["a", "b"], swipe_id=1)
         write_chat(ws, chat)
-        decision = (await service(ws, llm_server, clock).on_character_message(CHARACTER)).decision
+        decision = (await service(ws, chat_model, clock).on_character_message(CHARACTER)).decision
         assert decision is not None and decision.progress == (2, 3) and not decision.run
-    assert llm_server.requests == []
+    assert chat_model.requests == []
 
 
 async def test_extract_here_stops_at_the_given_message(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws")
     write_chat(ws, alternating(12))
-    llm_server.reply_text(memory_block("Mira named her ship the Kestrel."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER, up_to=5)
+    chat_model.reply_text(memory_block("Mira named her ship the Kestrel."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER, up_to=5)
     assert [(c.first, c.last) for c in report.chunks] == [(0, 5)]
     assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == 5
-    assert "line 5." in sent_messages(llm_server)[0]
-    assert "line 6." not in sent_messages(llm_server)[0]
+    assert "line 5." in sent_messages(chat_model)[0]
+    assert "line 6." not in sent_messages(chat_model)[0]
 
 
 async def test_unusable_answer_saves_nothing_and_keeps_messages_unprocessed(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws")
     write_chat(ws, alternating(6))
-    llm_server.reply_text("I'm sorry, but I can't help with that request.")
+    chat_model.reply_text("I'm sorry, but I can't help with that request.")
     with pytest.raises(UnusableAnswerError, match="messages 0-5"):
-        await service(ws, llm_server, clock).extract(CHARACTER)
+        await service(ws, chat_model, clock).extract(CHARACTER)
     assert memories(ws) == ""
     assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == -1
 
 
 async def test_an_answer_of_copied_dialogue_saves_nothing_and_moves_on(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws")
     write_chat(ws, alternating(6))
-    llm_server.reply_text(memory_block("How would you feel about keeping the charts?"))
+    chat_model.reply_text(memory_block("How would you feel about keeping the charts?"))
 
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
 
     assert report.chunks[0].saved == [] and report.chunks[0].nothing_new
     assert report.chunks[0].warnings[0].startswith("speech: left out 1 bullet(s)")
@@ -182,21 +179,21 @@ async def test_an_answer_of_copied_dialogue_saves_nothing_and_moves_on(
 
 
 async def test_duplicates_of_saved_memories_are_dropped(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=10)
     write_chat(ws, alternating(20))
-    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
-    llm_server.reply_text(memory_block("alex owes Mira forty crowns!", "Mira trusts Alex now."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    chat_model.reply_text(memory_block("Alex owes Mira forty crowns."))
+    chat_model.reply_text(memory_block("alex owes Mira forty crowns!", "Mira trusts Alex now."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
     assert report.chunks[1].saved == ["Mira trusts Alex now."]
     assert report.chunks[1].dropped == ["alex owes Mira forty crowns!"]
     # The second call showed the first call's memory as existing knowledge.
-    assert "Alex owes Mira forty crowns." in sent_messages(llm_server)[1]
+    assert "Alex owes Mira forty crowns." in sent_messages(chat_model)[1]
 
 
 async def test_long_sillytavern_chat_is_cleaned_before_it_is_sent(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=200)
     lines = LONG_CHAT.read_text(encoding="utf-8").split("\n")
@@ -204,10 +201,10 @@ async def test_long_sillytavern_chat_is_cleaned_before_it_is_sent(
     header["character_name"] = CHARACTER
     write_chat(ws, [json.loads(x) for x in lines[1:]])
     for _ in range(2):
-        llm_server.reply_text(memory_block("Something worth keeping happened."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+        chat_model.reply_text(memory_block("Something worth keeping happened."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
     assert report.planned_chunks == 2 and report.planned_messages < len(lines) - 1
-    sent = "\n".join(sent_messages(llm_server))
+    sent = "\n".join(sent_messages(chat_model))
     assert "```" not in sent and "<details" not in sent and "<span" not in sent
     assert "</memory>\n<memory" not in sent
     hidden = [json.loads(x)["mes"] for x in lines[1:] if json.loads(x).get("is_system")]
@@ -220,10 +217,9 @@ KILLER = textwrap.dedent(
     from pathlib import Path
     from charmemory.adapters.memory_files import MemoryFiles
     from charmemory.adapters.workspace import Workspace
-    from tests.support.extraction_fixtures import CHARACTER, make_app
-
-    class Server:
-        base_url = sys.argv[2]
+    from charmemory.ports import Completion
+    from tests.support.extraction_fixtures import CHARACTER, make_app, memory_block
+    from tests.support.fake_chat_model import FakeChatModel
 
     real_save = MemoryFiles.save
     def save_then_die(self, loaded, new, **kwargs):
@@ -231,19 +227,19 @@ KILLER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)  # between the file write and the state write
     MemoryFiles.save = save_then_die
     ws = Workspace.open(Path(sys.argv[1]))
-    asyncio.run(make_app(ws, Server).extraction.extract(CHARACTER))
+    model = FakeChatModel(lambda request: Completion(memory_block("First chunk fact.")))
+    asyncio.run(make_app(ws, model).extraction.extract(CHARACTER))
     """
 )
 
 
 async def test_killed_between_file_write_and_state_write_no_duplicate_no_gap(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=10)
     write_chat(ws, alternating(20))
-    llm_server.reply_text(memory_block("First chunk fact."))
     child = subprocess.run(
-        [sys.executable, "-c", KILLER, str(ws.root), llm_server.base_url],
+        [sys.executable, "-c", KILLER, str(ws.root)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"},
         capture_output=True,
@@ -253,17 +249,17 @@ async def test_killed_between_file_write_and_state_write_no_duplicate_no_gap(
     assert memories(ws).count("First chunk fact.") == 1
     assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == -1  # state not written
 
-    llm_server.reply_text(memory_block("Second chunk fact."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    chat_model.reply_text(memory_block("Second chunk fact."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(10, 19)]  # chunk 1 not resent
     text = memories(ws)
     assert text.count("First chunk fact.") == 1 and text.count("Second chunk fact.") == 1
     assert state_of(ws).chat(CHARACTER, CHAT_ID).watermark == 19
-    assert len(llm_server.requests) == 2
+    assert len(chat_model.requests) == 1
 
 
 async def test_append_journalled_but_file_never_written_is_redone(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=10)
     write_chat(ws, alternating(10))
@@ -277,28 +273,28 @@ async def test_append_journalled_but_file_never_written_is_redone(
         fingerprints={},
         now=clock.now,
     )
-    llm_server.reply_text(memory_block("Redone fact."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    chat_model.reply_text(memory_block("Redone fact."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(0, 9)]
     assert memories(ws).count("Redone fact.") == 1
     assert state_of(ws).pending() == []
 
 
 async def test_deleting_an_extracted_message_does_not_skip_the_next_new_one(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", messages_per_call=10)
     chat = alternating(10)
     write_chat(ws, chat)
-    llm_server.reply_text("NO_NEW_MEMORIES")
-    await service(ws, llm_server, clock).extract(CHARACTER)
+    chat_model.reply_text("NO_NEW_MEMORIES")
+    await service(ws, chat_model, clock).extract(CHARACTER)
     del chat[4]  # an extracted message is deleted; later ones shift down
     chat.append(message(99, is_user=False, text="Brand new message after the deletion."))
     write_chat(ws, chat)
-    llm_server.reply_text(memory_block("A new fact."))
-    report = await service(ws, llm_server, clock).extract(CHARACTER)
+    chat_model.reply_text(memory_block("A new fact."))
+    report = await service(ws, chat_model, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in report.chunks] == [(9, 9)]
-    assert "Brand new message after the deletion." in sent_messages(llm_server)[1]
+    assert "Brand new message after the deletion." in sent_messages(chat_model)[1]
 
 
 def related_memory_file(ws: Workspace) -> None:
@@ -316,7 +312,7 @@ def related_memory_file(ws: Workspace) -> None:
 
 @pytest.mark.local_model
 async def test_existing_memories_in_the_prompt_are_the_related_ones(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws", existing_memories_budget=60)
     related_memory_file(ws)
@@ -325,8 +321,8 @@ async def test_existing_memories_in_the_prompt_are_the_related_ones(
         3, is_user=False, text="Mira touches the silver swallow amulet at her throat."
     )
     write_chat(ws, chat)
-    plain = await service(ws, llm_server, clock).extract(CHARACTER, dry_run=True)
-    ranked = await make_app(ws, llm_server, clock=clock, index=True).extraction.extract(
+    plain = await service(ws, chat_model, clock).extract(CHARACTER, dry_run=True)
+    ranked = await make_app(ws, chat_model, clock=clock, index=True).extraction.extract(
         CHARACTER, dry_run=True
     )
     prompt_of = lambda report: "\n".join(m.content for m in report.prompts[0])  # noqa: E731
@@ -336,18 +332,18 @@ async def test_existing_memories_in_the_prompt_are_the_related_ones(
 
 @pytest.mark.local_model
 async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     ws = make_workspace(tmp_path / "ws")
     related_memory_file(ws)
     write_chat(ws, alternating(4))
-    llm_server.reply_text(
+    chat_model.reply_text(
         memory_block(
             "Mira's grandmother gave her a silver amulet in the shape of a swallow.",
             "Alex learned to read the Kestrel's star charts.",
         )
     )
-    app = make_app(ws, llm_server, clock=clock, index=True)
+    app = make_app(ws, chat_model, clock=clock, index=True)
     report = await app.extraction.extract(CHARACTER)
     assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
     assert len(report.chunks[0].dropped) == 1
@@ -358,7 +354,7 @@ async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
 
 
 async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(
-    tmp_path: Path, llm_server: ScriptedLLMServer, clock: Clock
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:
     import asyncio
 
@@ -370,16 +366,16 @@ async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(
         if done == 1:
             stop.set()
 
-    llm_server.reply_text(memory_block("Chunk one fact."))
-    first = await service(ws, llm_server, clock).extract(
+    chat_model.reply_text(memory_block("Chunk one fact."))
+    first = await service(ws, chat_model, clock).extract(
         CHARACTER, progress=stop_after_first, stop=stop
     )
     assert first.stopped and [(c.first, c.last) for c in first.chunks] == [(0, 9)]
     for n in (2, 3):
-        llm_server.reply_text(memory_block(f"Chunk {n} fact."))
-    rest = await service(ws, llm_server, clock).extract(CHARACTER)
+        chat_model.reply_text(memory_block(f"Chunk {n} fact."))
+    rest = await service(ws, chat_model, clock).extract(CHARACTER)
     assert [(c.first, c.last) for c in rest.chunks] == [(10, 19), (20, 29)]
-    assert len(llm_server.requests) == 3
+    assert len(chat_model.requests) == 3
 
 
 async def test_junk_in_a_chat_or_an_answer_never_reaches_the_memory_file(
@@ -392,7 +388,7 @@ async def test_junk_in_a_chat_or_an_answer_never_reaches_the_memory_file(
     page = "the storm went on " * 300_000  # a five-megabyte bullet
     answer = memory_block("Mira hid the \u202ekey\x00 under the mat.", page)
     model = FakeChatModel(lambda request: Completion(answer))
-    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+    app = make_app(ws, model, clock=clock)
 
     report = await app.extraction.extract(CHARACTER)
 
@@ -415,14 +411,7 @@ def two_chunk_facts(request: object) -> Completion:
 
 
 def indexed_app(ws: Workspace, clock: Clock) -> App:
-    return App(
-        ws,
-        env={},
-        chat_model=lambda: FakeChatModel(two_chunk_facts),
-        clock=clock,
-        embedder=WordHashEmbedder(),
-        index_for_extraction=True,
-    )
+    return make_app(ws, FakeChatModel(two_chunk_facts), clock=clock, embedder=WordHashEmbedder())
 
 
 @pytest.mark.parametrize("how", ["clear", "file deleted by hand", "file emptied by hand"])
@@ -455,7 +444,7 @@ async def test_merged_chunks_grow_the_chats_last_block_across_runs_up_to_the_cap
     ws = make_workspace(tmp_path / "ws", messages_per_call=10, merge_chunks=True, max_bullets=3)
     facts = iter(["Fact one.", "Fact two.", "Fact three.", "Fact four."])
     model = FakeChatModel(lambda request: Completion(memory_block(next(facts))))
-    app = App(ws, env={}, chat_model=lambda: model, clock=clock, index_for_extraction=False)
+    app = make_app(ws, model, clock=clock)
     write_chat(ws, alternating(10))
     await app.extraction.extract(CHARACTER)
     path = ws.files_dir / f"{CHARACTER}-memories.md"

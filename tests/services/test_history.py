@@ -6,6 +6,7 @@ from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
 from charmemory.errors import CharMemoryError, NotFoundError
+from charmemory.ports import ChatModel
 from charmemory.services.extraction_admin import ExtractionAdmin
 from charmemory.services.memory_history import MemoryHistoryService
 from charmemory.services.memory_manager import MemoryManager
@@ -18,7 +19,7 @@ from tests.support.extraction_fixtures import (
     memory_block,
     write_chat,
 )
-from tests.support.scripted_llm import ScriptedLLMServer
+from tests.support.fake_chat_model import ScriptedChatModel
 
 LEGACY = "## Memory 1\n_Extracted: 2025-12-01 10:00_\n- Mira owns a brass compass.\n"
 
@@ -48,22 +49,22 @@ def first_id(ws: Workspace) -> str:
     return memory_manager(ws).list(CHARACTER).blocks[0].memories[0].id
 
 
-def admin(ws: Workspace, server: ScriptedLLMServer) -> ExtractionAdmin:
-    return make_app(ws, server).extraction_admin
+def admin(ws: Workspace, model: ChatModel) -> ExtractionAdmin:
+    return make_app(ws, model).extraction_admin
 
 
 async def test_every_kind_of_change_is_recorded_with_its_cause(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     write_chat(ws, alternating(10))
-    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
-    await make_app(ws, llm_server).extraction.extract(CHARACTER)
-    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    chat_model.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await make_app(ws, chat_model).extraction.extract(CHARACTER)
+    await admin(ws, chat_model).pin(CHARACTER, "Mira's ship is the Kestrel.")
     manager = memory_manager(ws)
     await manager.edit(CHARACTER, first_id(ws), "Alex owes Mira fifty crowns.")
     await manager.add(CHARACTER, ["Mira hates fog."])
     await manager.delete(CHARACTER, first_id(ws))
-    await admin(ws, llm_server).clear(CHARACTER, confirmed=True)
+    await admin(ws, chat_model).clear(CHARACTER, confirmed=True)
     assert causes(ws) == ["extraction", "pin", "edit", "add", "delete", "clear"]
 
 
@@ -118,13 +119,13 @@ async def test_undo_walks_back_one_version_at_a_time_and_is_recorded(ws: Workspa
 
 
 async def test_undo_of_clear_brings_the_memories_back(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
-    await admin(ws, llm_server).pin(
+    await admin(ws, chat_model).pin(
         CHARACTER, "Mira's ship is the Kestrel.\nAlex is from Cinderfall."
     )
     kept = path_of(ws).read_bytes()
-    assert await admin(ws, llm_server).clear(CHARACTER, confirmed=True)
+    assert await admin(ws, chat_model).clear(CHARACTER, confirmed=True)
     assert not path_of(ws).exists()
     assert not (ws.state_dir / "trash").exists()
 
@@ -180,12 +181,12 @@ def watermark(ws: Workspace) -> int:
 
 
 async def test_undoing_an_extraction_gives_its_messages_back_to_extraction(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     write_chat(ws, alternating(20))
-    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
-    llm_server.reply_text(memory_block("Mira lost her first ship."))
-    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    chat_model.reply_text(memory_block("Alex owes Mira forty crowns."))
+    chat_model.reply_text(memory_block("Mira lost her first ship."))
+    await make_app(ws, chat_model).extraction.extract(CHARACTER)
     assert watermark(ws) == 19
 
     undone = await memory_history(ws).undo(CHARACTER)
@@ -195,8 +196,8 @@ async def test_undoing_an_extraction_gives_its_messages_back_to_extraction(
     assert undone.progress == (
         f"messages 10-19 of {CHAT_ID} count as unextracted again (the next extraction reads them)",
     )
-    llm_server.reply_text(memory_block("Mira lost her first ship."))
-    again = await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    chat_model.reply_text(memory_block("Mira lost her first ship."))
+    again = await make_app(ws, chat_model).extraction.extract(CHARACTER)
     assert [(c.first, c.last) for c in again.chunks] == [(10, 19)]
     assert again.saved == 1
 
@@ -210,12 +211,12 @@ async def test_undoing_an_extraction_gives_its_messages_back_to_extraction(
 
 
 async def test_undoing_an_extraction_made_before_blocks_were_recorded_says_how_to_redo_it(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     write_chat(ws, alternating(10))
-    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
-    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
-    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    await admin(ws, chat_model).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    chat_model.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await make_app(ws, chat_model).extraction.extract(CHARACTER)
     ws.db.execute("DELETE FROM extracted_blocks")  # as an older release left it
 
     undone = await memory_history(ws).undo(CHARACTER)
@@ -228,12 +229,12 @@ async def test_undoing_an_extraction_made_before_blocks_were_recorded_says_how_t
 
 
 async def test_an_undo_stands_when_extraction_progress_cannot_follow_it(
-    ws: Workspace, llm_server: ScriptedLLMServer
+    ws: Workspace, chat_model: ScriptedChatModel
 ) -> None:
     chat = write_chat(ws, alternating(10))
-    await admin(ws, llm_server).pin(CHARACTER, "Mira's ship is the Kestrel.")
-    llm_server.reply_text(memory_block("Alex owes Mira forty crowns."))
-    await make_app(ws, llm_server).extraction.extract(CHARACTER)
+    await admin(ws, chat_model).pin(CHARACTER, "Mira's ship is the Kestrel.")
+    chat_model.reply_text(memory_block("Alex owes Mira forty crowns."))
+    await make_app(ws, chat_model).extraction.extract(CHARACTER)
     chat.write_text(chat.read_text(encoding="utf-8") + "\n{broken", encoding="utf-8")
 
     undone = await memory_history(ws).undo(CHARACTER)

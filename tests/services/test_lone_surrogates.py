@@ -1,4 +1,8 @@
-"""A lone surrogate (valid JSON, not UTF-8) in a chat or an answer reaches nothing past the edge."""
+"""A lone surrogate (valid JSON, not UTF-8) in a chat reaches nothing past the edge.
+
+One in a model's answer is cleaned where it enters, by the HTTP chat model
+(tests/adapters/llm/test_openai_compat.py).
+"""
 
 import json
 from collections.abc import Sequence
@@ -11,11 +15,9 @@ from tests.support.extraction_fixtures import (
     alternating,
     make_app,
     make_workspace,
-    memory_block,
     message,
     write_chat,
 )
-from tests.support.scripted_llm import ScriptedLLMServer
 from tests.support.word_hash_embedder import WordHashEmbedder
 
 
@@ -58,18 +60,3 @@ async def test_a_dry_run_over_a_chat_with_a_lone_surrogate_embeds_clean_text(
     prompt = "\n".join(m.content for m in report.prompts[0])
     assert "Mira hums \ufffd a tune." in prompt
     assert any("Mira hums \ufffd a tune." in text for call in embedder.calls for text in call)
-
-
-async def test_an_answer_with_a_lone_surrogate_is_saved_clean(
-    tmp_path: Path, llm_server: ScriptedLLMServer
-) -> None:
-    ws = workspace_with_a_surrogate(tmp_path)
-    # The scripted server writes JSON with \ud800 escapes, as a provider may.
-    llm_server.reply_text(memory_block("Mira hums \ud800 an old \udfff tune."))
-    app = make_app(ws, llm_server, embedder=StrictEmbedder())
-
-    report = await app.extraction.extract(CHARACTER)
-
-    assert report.chunks[0].saved == ["Mira hums \ufffd an old \ufffd tune."]
-    saved = (ws.files_dir / f"{CHARACTER}-memories.md").read_text(encoding="utf-8")
-    assert "- Mira hums \ufffd an old \ufffd tune." in saved

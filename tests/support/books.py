@@ -13,7 +13,7 @@ from charmemory.composition import App
 from charmemory.formats.lorebook import Lorebook, parse_lorebook
 from charmemory.ports import Completion, JsonAnswer
 from tests.support.extraction_fixtures import CHAT_ID, line, make_workspace
-from tests.support.fake_chat_model import ChatRequest, FakeChatModel
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel, ScriptedChatModel
 
 CHARACTER = "Mira"
 
@@ -99,18 +99,26 @@ def scene_json(
 Answer = str | Callable[[ChatRequest], str | Completion]
 
 
-def answering(*answers: Answer) -> FakeChatModel:
-    """A model whose successive answers are ``answers`` (text, or built from the request)."""
-    queue = list(answers)
+def answering(*answers: Answer) -> ScriptedChatModel:
+    """A model whose successive answers are ``answers`` (text, or built from the request);
+    one question more than that fails the test."""
+    model = ScriptedChatModel()
+    for answer in answers:
+        model.reply_with(_completion(answer))
+    model.respond_always(_asked_too_often)
+    return model
 
-    def answer(request: ChatRequest) -> Completion:
-        if not queue:
-            raise AssertionError("the model was asked more often than the test expected")
-        next_one = queue.pop(0)
-        given = next_one(request) if callable(next_one) else next_one
+
+def _completion(answer: Answer) -> Callable[[ChatRequest], Completion]:
+    def respond(request: ChatRequest) -> Completion:
+        given = answer(request) if callable(answer) else answer
         return given if isinstance(given, Completion) else Completion(given)
 
-    return FakeChatModel(answer)
+    return respond
+
+
+def _asked_too_often(request: ChatRequest) -> Completion:
+    raise AssertionError("the model was asked more often than the test expected")
 
 
 def titled_after_request(request: ChatRequest) -> str:

@@ -1,4 +1,4 @@
-"""Workspaces with a character and a chat, and a ChatModel wired to the scripted server."""
+"""Workspaces with a character and a chat, and their services around a given chat model."""
 
 from __future__ import annotations
 
@@ -8,40 +8,31 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from charmemory.adapters.llm.factory import build_chat_model
-from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
-from charmemory.core.model_settings import ModelValues, model_settings
 from charmemory.ports import ChatModel, Embedder
-from tests.support.scripted_llm import ScriptedLLMServer
 
 CHARACTER = "Mira"
 CHAT_ID = "Mira - 2026-02-15@10h00m00s123ms"
 
 
-def scripted_model(server: ScriptedLLMServer) -> ChatModel:
-    flags = {"provider": "custom", "base_url": server.base_url, "model": "scripted"}
-    settings = model_settings(ModelValues(flags=flags))
-    return build_chat_model(settings, None, retry=RetryPolicy(max_retries=0))
-
-
 def make_app(
     ws: Workspace,
-    server: ScriptedLLMServer | None = None,
+    model: ChatModel | None = None,
     *,
     clock: Callable[[], datetime] | None = None,
     embedder: Embedder | None = None,
     index: bool = False,
     **options: Any,
 ) -> App:
-    """The workspace's services with the scripted LLM, a fixed environment and no index
-    in extraction unless asked for (``index``, or an ``embedder`` given)."""
+    """The workspace's services with ``model`` (a FakeChatModel, most often), a fixed
+    environment and no index in extraction unless asked for (``index``, or an ``embedder``
+    given)."""
     return App(
         ws,
         env={},
-        chat_model=(lambda: scripted_model(server)) if server is not None else None,
+        chat_model=(lambda: model) if model is not None else None,
         clock=clock,
         embedder=embedder,
         index_for_extraction=index or embedder is not None,

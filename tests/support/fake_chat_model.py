@@ -10,18 +10,29 @@ would.
     model = FakeChatModel(handler, models=[ModelInfo("fake-large")])
     model.requests[0].messages
 
-A handler may be async, and may return stream pieces (a list of StreamDelta)
-instead of a Completion: `complete` joins them, and `stream` splits a Completion
-into words, reasoning first, then a last piece with the finish reason and usage.
+A handler may be async, and may return stream pieces (a list of StreamDelta, or
+an async iterable of them that takes its time) instead of a Completion: `complete`
+joins them, and `stream` splits a Completion into words, reasoning first, then a
+last piece with the finish reason and usage.
+
+ScriptedChatModel is one whose answers are queued, as the scripted LLM server's are:
+
+    model = ScriptedChatModel()
+    model.reply_text(memory_block("Alex owes Mira forty crowns."))
+    model.reply_text("<memory>\n- Mira owns", finish_reason="length")
+    model.reply_with(lambda request: Completion(...))   # answer from the request
+    model.respond_always(role_play)                     # once nothing queued is left
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from charmemory.errors import UpstreamError
 from charmemory.ports import (
     FREE_TEXT,
     AnswerFormat,
@@ -31,8 +42,9 @@ from charmemory.ports import (
     StreamDelta,
     Usage,
 )
+from tests.support.script import Script
 
-Answer = Completion | Sequence[StreamDelta]
+Answer = Completion | Sequence[StreamDelta] | AsyncIterable[StreamDelta]
 Handler = Callable[["ChatRequest"], Answer | Awaitable[Answer]]
 
 _WORD = re.compile(r"\S*\s*")
@@ -76,7 +88,9 @@ class FakeChatModel:
             tuple(messages), max_tokens, temperature, tuple(stop or ()), answer_format, False
         )
         answer = await self._answer(request)
-        return answer if isinstance(answer, Completion) else self._joined(answer)
+        if isinstance(answer, Completion):
+            return answer
+        return self._joined([delta async for delta in _each(answer)])
 
     async def stream(
         self,
@@ -91,7 +105,7 @@ class FakeChatModel:
             tuple(messages), max_tokens, temperature, tuple(stop or ()), answer_format, True
         )
         answer = await self._answer(request)
-        for delta in _pieces(answer) if isinstance(answer, Completion) else answer:
+        async for delta in _each(_pieces(answer) if isinstance(answer, Completion) else answer):
             yield delta
 
     async def list_models(self) -> list[ModelInfo]:
@@ -114,8 +128,51 @@ class FakeChatModel:
         )
 
 
+async def _each(
+    deltas: Sequence[StreamDelta] | AsyncIterable[StreamDelta],
+) -> AsyncIterator[StreamDelta]:
+    if isinstance(deltas, AsyncIterable):
+        async for delta in deltas:
+            yield delta
+    else:
+        for delta in deltas:
+            yield delta
+
+
 def _pieces(completion: Completion) -> list[StreamDelta]:
     pieces = [StreamDelta(reasoning=completion.reasoning)] if completion.reasoning else []
     pieces += [StreamDelta(text=word) for word in _WORD.findall(completion.text) if word]
     pieces.append(StreamDelta(finish_reason=completion.finish_reason, usage=completion.usage))
     return pieces
+
+
+class ScriptedChatModel(FakeChatModel):
+    """A FakeChatModel answering from a queue: each request takes the first answer left."""
+
+    def __init__(self, *, model: str = "fake-model") -> None:
+        self._script: Script[ChatRequest, Answer | Awaitable[Answer]] = Script(_exhausted)
+        super().__init__(self._script.answer, model=model)
+
+    @property
+    def pending(self) -> int:
+        return self._script.pending
+
+    def reply(self, answer: Answer) -> None:
+        self._script.add(lambda request: answer)
+
+    def reply_text(
+        self, text: str, *, finish_reason: str | None = "stop", **completion: Any
+    ) -> None:
+        """A finished answer (see Completion for the other fields)."""
+        self.reply(Completion(text, finish_reason=finish_reason, **completion))
+
+    def reply_with(self, respond: Handler) -> None:
+        self._script.add(respond)
+
+    def respond_always(self, respond: Handler) -> None:
+        """Answer every request nothing queued is left for with ``respond`` (a role-play)."""
+        self._script.respond_always(respond)
+
+
+def _exhausted(request: ChatRequest) -> Completion:
+    raise UpstreamError("fake: no scripted answer left")

@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests.support.script import Script
+
 POLL_S = 0.01
 Usage = tuple[int, int] | None
 
@@ -150,9 +152,7 @@ def anthropic_message(
 class ScriptedLLMServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
-        self._steps: list[Step] = []
-        self._always: Callable[[RecordedRequest], Step] | None = None
-        self._lock = threading.Lock()
+        self._script: Script[RecordedRequest, Step] = Script(_exhausted)
         self._stopping = threading.Event()
         self._disconnect = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -184,7 +184,7 @@ class ScriptedLLMServer:
 
     @property
     def pending(self) -> int:
-        return len(self._steps)
+        return self._script.pending
 
     def wait_for_disconnect(self, timeout: float = 5.0) -> bool:
         return self._disconnect.wait(timeout)
@@ -192,8 +192,11 @@ class ScriptedLLMServer:
     # -- scripting -----------------------------------------------------------------
 
     def add(self, step: Step) -> Step:
-        with self._lock:
-            self._steps.append(step)
+        respond = step.respond or (lambda request: step)
+        if step.path is None:
+            self._script.add(respond)
+        else:
+            self._script.add(respond, fits=lambda request: request.path == step.path)
         return step
 
     def reply(
@@ -218,7 +221,7 @@ class ScriptedLLMServer:
 
     def respond_always(self, respond: Callable[[RecordedRequest], Step]) -> None:
         """Answer every request no scripted step is left for with ``respond`` (a role-play)."""
-        self._always = respond
+        self._script.respond_always(respond)
 
     def reply_text(self, text: str, *, delay: float = 0.0, **completion: Any) -> Step:
         """An OpenAI chat completion (see `openai_completion` for the options)."""
@@ -309,17 +312,6 @@ class ScriptedLLMServer:
 
     # -- serving -------------------------------------------------------------------
 
-    def _next_step(self, request: RecordedRequest) -> Step:
-        with self._lock:
-            for index, step in enumerate(self._steps):
-                if step.path in (None, request.path):
-                    del self._steps[index]
-                    return step.respond(request) if step.respond else step
-        if self._always is not None:
-            return self._always(request)
-        message = f"no scripted response left for {request.method} {request.path}"
-        return Step(500, json={"error": {"message": message, "type": "script_exhausted"}})
-
     def _pause(self, handler: _Handler, request: RecordedRequest, seconds: float) -> bool:
         """Wait; False as soon as the client hangs up (or the server stops)."""
         waited = 0.0
@@ -345,7 +337,7 @@ class ScriptedLLMServer:
             body=handler.rfile.read(length) if length else b"",
         )
         self.requests.append(request)
-        step = self._next_step(request)
+        step = self._script.answer(request)
         if not self._pause(handler, request, step.delay) or step.drop:
             handler.close_connection = True
             return
@@ -381,6 +373,11 @@ class ScriptedLLMServer:
         handler.send_header("Content-Length", str(len(payload)))
         handler.end_headers()
         handler.wfile.write(payload)
+
+
+def _exhausted(request: RecordedRequest) -> Step:
+    message = f"no scripted response left for {request.method} {request.path}"
+    return Step(500, json={"error": {"message": message, "type": "script_exhausted"}})
 
 
 def _closed(connection: socket.socket) -> bool:

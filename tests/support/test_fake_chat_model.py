@@ -1,8 +1,10 @@
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
 from charmemory.adapters.llm.provider_errors import RateLimitedError
+from charmemory.errors import UpstreamError
 from charmemory.ports import (
     FREE_TEXT,
     ChatMessage,
@@ -13,7 +15,7 @@ from charmemory.ports import (
     StreamDelta,
     Usage,
 )
-from tests.support.fake_chat_model import ChatRequest, FakeChatModel
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel, ScriptedChatModel
 
 HELLO = [ChatMessage("system", "Be terse."), ChatMessage("user", "Say hello.")]
 MEMORY = "<memory>\n- Mira owes Alex a favour.\n</memory>"
@@ -94,3 +96,46 @@ async def test_it_lists_its_models() -> None:
     assert await FakeChatModel(by_format).list_models() == [ModelInfo("fake-model", "fake")]
     listed = await FakeChatModel(by_format, models=[ModelInfo("a"), ModelInfo("b")]).list_models()
     assert [info.id for info in listed] == ["a", "b"]
+
+
+async def test_pieces_that_take_their_time_are_streamed_as_they_come() -> None:
+    async def slowly(request: ChatRequest) -> AsyncIterator[StreamDelta]:
+        for word in ("Hel", "lo"):
+            await asyncio.sleep(0)
+            yield StreamDelta(text=word)
+        yield StreamDelta(finish_reason="stop")
+
+    model = FakeChatModel(slowly)
+
+    streamed = [d.text async for d in model.stream(HELLO, max_tokens=5, temperature=0)]
+    completion = await model.complete(HELLO, max_tokens=5, temperature=0)
+
+    assert streamed == ["Hel", "lo", ""]
+    assert (completion.text, completion.finish_reason) == ("Hello", "stop")
+
+
+async def test_a_scripted_model_answers_in_order_then_from_its_standing_answer() -> None:
+    model = ScriptedChatModel()
+    model.reply_text(MEMORY)
+    model.reply_text("<memory>\n- Mira owns", finish_reason="length", reasoning="hm")
+    model.reply_with(lambda request: Completion(f"{request.max_tokens} tokens"))
+    model.respond_always(lambda request: Completion("again"))
+
+    answers = [await model.complete(HELLO, max_tokens=n, temperature=0) for n in (1, 2, 3, 4, 5)]
+
+    assert answers[:2] == [
+        Completion(MEMORY, finish_reason="stop"),
+        Completion("<memory>\n- Mira owns", "hm", "length"),
+    ]
+    assert [a.text for a in answers[2:]] == ["3 tokens", "again", "again"]
+    assert [r.max_tokens for r in model.requests] == [1, 2, 3, 4, 5]
+    assert model.pending == 0
+
+
+async def test_a_scripted_model_with_nothing_left_to_say_fails_as_a_provider_would() -> None:
+    model = ScriptedChatModel()
+    model.reply(Completion("only one"))
+    await model.complete(HELLO, max_tokens=5, temperature=0)
+
+    with pytest.raises(UpstreamError, match="no scripted answer left"):
+        await model.complete(HELLO, max_tokens=5, temperature=0)

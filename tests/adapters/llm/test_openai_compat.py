@@ -137,6 +137,25 @@ async def test_reasoning_fields_are_kept_apart(
     assert (text, reasoning) == ("Paris.", "The capital of France")
 
 
+async def test_lone_surrogates_in_an_answer_come_back_as_replacement_characters(
+    llm_server: ScriptedLLMServer, make_model: ModelFactory
+) -> None:
+    # The scripted server writes JSON with \ud800 escapes, as a provider may: valid JSON,
+    # not UTF-8, so no file, database or tokenizer past the model would take it.
+    llm_server.reply_text("Mira hums \ud800 an old \udfff tune.", reasoning="hm \udc00")
+    llm_server.reply_stream(["Mira hums \ud800", " an old \udfff tune."], reasoning=["\udc00"])
+    model = make_model()
+
+    completion = await model.complete(HELLO, max_tokens=100, temperature=0)
+    text, reasoning, _ = await streamed(model)
+
+    assert (completion.text, completion.reasoning) == (
+        "Mira hums \ufffd an old \ufffd tune.",
+        "hm \ufffd",
+    )
+    assert (text, reasoning) == ("Mira hums \ufffd an old \ufffd tune.", "\ufffd")
+
+
 async def test_think_blocks_are_reasoning_not_answer(
     llm_server: ScriptedLLMServer, make_model: ModelFactory
 ) -> None:
