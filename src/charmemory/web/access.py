@@ -46,6 +46,7 @@ WEB_SECTIONS = frozenset(
         "chat",
         "memories",
         "books",
+        "narrator",
         "diagnostics",
         "activity",
         "settings",

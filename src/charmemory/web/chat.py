@@ -18,9 +18,13 @@ from markupsafe import Markup
 from charmemory.api.deps import Services
 from charmemory.composition import App
 from charmemory.core.books.markers import Place, SceneMarkers, markers_of
+from charmemory.core.narrator.cast import NarratorConfig
+from charmemory.core.narrator.mode import narrator_of
+from charmemory.core.narrator.stamps import stamp_of
 from charmemory.errors import NotFoundError
 from charmemory.formats.chat import ChatHeader, Message, MessagePage
 from charmemory.ports import ChatRef
+from charmemory.web.cast_drawer import cast_drawer_view
 from charmemory.web.charts import initials_avatar
 from charmemory.web.pages import go_to, new_router, notice
 from charmemory.web.scene_bar import scene_bar_view
@@ -42,6 +46,7 @@ class MessageView:
     swipes: int
     last_reply: bool  # the chat's last message, a character's: swipes, continue, regenerate
     scene: Place  # where it is in the scene marked for a memory book
+    cast: tuple[str, ...] | None  # narrator mode: who it is stamped with (None: no stamp)
 
 
 @dataclass(frozen=True)
@@ -62,9 +67,10 @@ def chat_url(character: str, chat: str) -> str:
 
 
 def message_view(
-    index: int, message: Message, last_reply: bool, markers: SceneMarkers
+    index: int, message: Message, last_reply: bool, markers: SceneMarkers, cast: NarratorConfig
 ) -> MessageView:
     swipes = message.swipes
+    stamped = stamp_of(message)
     return MessageView(
         index=index,
         name=message.name,
@@ -76,18 +82,20 @@ def message_view(
         swipes=len(swipes) if swipes else 0,
         last_reply=last_reply,
         scene=markers.place(index),
+        cast=None if stamped is None else tuple(cast.names(stamped)),
     )
 
 
 def chat_page(ref: ChatRef, shown: MessagePage, persona: str) -> ChatPage:
     last = shown.total - 1
     markers = markers_of(shown.header)
+    cast = narrator_of(shown.header).config
     return ChatPage(
         ref.character.name,
         ref.id,
         chat_url(ref.character.name, ref.id),
         [
-            message_view(index, message, index == last and not message.is_user, markers)
+            message_view(index, message, index == last and not message.is_user, markers, cast)
             for index, message in enumerate(shown.messages, start=shown.first)
         ],
         shown.first,
@@ -122,7 +130,8 @@ def latest_chat(character: str, services: Services) -> Response:
 
 @router.get("/chat/{character}/{chat}")
 def chat_screen(character: str, chat: str, request: Request, services: Services) -> Response:
-    view = read_page(services, character, chat)
+    ref, shown = services.chat.message_page(character, chat)
+    view = chat_page(ref, shown, persona_name(services))
     found = services.library.character(view.character)
     return page(
         request,
@@ -132,6 +141,7 @@ def chat_screen(character: str, chat: str, request: Request, services: Services)
         persona=persona_name(services),
         character=view.character,
         bar=scene_bar_view(services, view.character, view.url, view.header),
+        drawer=cast_drawer_view(services, ref, view.header, view.url),
     )
 
 

@@ -21,6 +21,7 @@ from fastapi.responses import Response
 from charmemory.api.deps import Services
 from charmemory.api.streaming import StreamedResponse, sse
 from charmemory.composition import App
+from charmemory.core.narrator.scenes import ConfirmationNeededError
 from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.ports import ChatRef
 from charmemory.services.scenes import CatchUp, SavedScene, ScenePlan
@@ -117,15 +118,30 @@ async def choose_book(
 
 
 @router.post("/chat/{character}/{chat}/scene/preview")
-async def preview(character: str, chat: str, request: Request, services: Services) -> Response:
-    """Have the model write the marked scene's memory; nothing is saved yet."""
+async def preview(
+    character: str,
+    chat: str,
+    request: Request,
+    services: Services,
+    participant: Annotated[list[str] | None, Form()] = None,
+    confirmed: Annotated[bool, Form()] = False,
+) -> Response:
+    """Have the model write the marked scene's memory; nothing is saved yet. A narrator
+    scene with unstamped replies first asks who was present (``confirmed`` with no
+    ``participant``: nobody)."""
     name = services.library.character(character).name
     markers = await asyncio.to_thread(services.scene_markers.markers, name, chat)
     if markers.range is None:
         return notice("mark the scene's first and last message first", level="error")
-    plan = await services.scenes.prepare(name, markers.range, chat)
+    present = (participant or []) if confirmed else None
+    url = chat_url(name, chat)
+    try:
+        plan = await services.scenes.prepare(name, markers.range, chat, participants=present)
+    except ConfirmationNeededError as needed:
+        cast = services.narrator.state(name, chat).config.current
+        return fragment("_scene_participants.html", needed=needed, cast=cast, url=url)
     key = pending_plans(request).keep(plan)
-    return fragment("_scene_preview.html", plan=plan, url=chat_url(name, chat), key=key)
+    return fragment("_scene_preview.html", plan=plan, url=url, key=key, participants=present)
 
 
 @router.post("/chat/{character}/{chat}/scene/{key}/save")

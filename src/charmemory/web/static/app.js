@@ -321,6 +321,63 @@
     });
   }
 
+  // -- the Active Cast drawer: dragged to a side (or moved with the arrow keys) and folded;
+  // both remembered as interface settings.
+
+  function saveDrawer(field, value) {
+    const body = new URLSearchParams({ [field]: value });
+    fetch("/narrator/drawer", { method: "POST", headers: headers(), body: body });
+  }
+
+  function putDrawer(drawer, side) {
+    drawer.classList.remove("side-left", "side-right");
+    drawer.classList.add("side-" + side);
+    saveDrawer("position", side);
+  }
+
+  document.addEventListener("click", (event) => {
+    const toggle = event.target.closest("[data-drawer-toggle]");
+    if (!toggle) return;
+    const drawer = toggle.closest("[data-cast-drawer]");
+    const collapsed = !drawer.classList.contains("collapsed");
+    drawer.classList.toggle("collapsed", collapsed);
+    drawer.querySelector(".cast-drawer-body").hidden = collapsed;
+    toggle.setAttribute("aria-expanded", String(!collapsed));
+    saveDrawer("collapsed", String(collapsed));
+  });
+
+  document.addEventListener("keydown", (event) => {
+    const handle = event.target.closest && event.target.closest("[data-drawer-move]");
+    if (!handle || !["ArrowLeft", "ArrowRight"].includes(event.key)) return;
+    event.preventDefault();
+    putDrawer(handle.closest("[data-cast-drawer]"), event.key === "ArrowLeft" ? "left" : "right");
+  });
+
+  document.addEventListener("pointerdown", (event) => {
+    const handle = event.target.closest("[data-drawer-move]");
+    if (!handle) return;
+    const drawer = handle.closest("[data-cast-drawer]");
+    const box = drawer.getBoundingClientRect();
+    const dx = event.clientX - box.left;
+    const dy = event.clientY - box.top;
+    handle.setPointerCapture(event.pointerId);
+    drawer.classList.add("dragging");
+    const move = (e) => {
+      drawer.style.left = e.clientX - dx + "px";
+      drawer.style.top = e.clientY - dy + "px";
+      drawer.style.right = "auto";
+    };
+    const drop = (e) => {
+      handle.removeEventListener("pointermove", move);
+      handle.removeEventListener("pointerup", drop);
+      drawer.classList.remove("dragging");
+      drawer.style.left = drawer.style.top = drawer.style.right = "";
+      putDrawer(drawer, e.clientX < window.innerWidth / 2 ? "left" : "right");
+    };
+    handle.addEventListener("pointermove", move);
+    handle.addEventListener("pointerup", drop);
+  });
+
   function setup(root) {
     connectLive(root);
     refetchChanged(root);

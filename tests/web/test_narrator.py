@@ -1,0 +1,121 @@
+"""Narrator Mode over HTTP: its checks and activation, the cast manager, the Active Cast
+drawer on the chat screen, and who was present in a scene with unstamped replies."""
+
+from __future__ import annotations
+
+from tests.api.conftest import Served
+from tests.support.books import chat_header
+from tests.support.extraction_fixtures import CHAT_ID
+from tests.web.books_support import CHAT_URL
+from tests.web.narrator_support import NARRATOR_URL, cast_of, narrator_chat
+from tests.web.support import browser_client, csrf_of
+
+
+def cast_state(site: Served) -> dict:
+    return chat_header(site.ws)["chat_metadata"]["STMemoryBooks"]["narratorMode"]
+
+
+def test_the_screen_says_what_is_missing_and_turns_narrator_mode_on(site: Served) -> None:
+    narrator_chat(site)
+    with browser_client(site.url) as client:
+        screen = client.get(NARRATOR_URL)
+        csrf = {"x-csrf-token": csrf_of(screen)}
+        assert "narrator mode is not active" in screen.text
+        assert "manual lorebook mode is off (books.lorebook_mode is automatic)" in screen.text
+        assert "no omniscient memory book is selected" in screen.text
+        refused = client.post(f"{NARRATOR_URL}/enable", data={"omniscient": ""}, headers=csrf)
+        assert refused.status_code == 400 and "needs manual lorebook mode" in refused.text
+        on = client.post(f"{NARRATOR_URL}/enable", data={"omniscient": "Omni"}, headers=csrf)
+        assert "narrator mode is active" in on.text and "<strong>Omni</strong>" in on.text
+        assert site.app.settings.value("books.lorebook_mode", "Mira") == "manual"
+        off = client.post(f"{NARRATOR_URL}/disable", headers=csrf)
+    assert "narrator mode is not enabled for this chat" in off.text
+    assert cast_state(site)["enabled"] is False
+
+
+def test_the_cast_manager_adds_retires_and_restores_with_refusals_by_the_form(
+    site: Served,
+) -> None:
+    narrator_chat(site)
+    cast_of(site)
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(NARRATOR_URL))}
+        add = f"{NARRATOR_URL}/cast/add"
+        added = client.post(add, data={"name": "Alice", "book": "Alice Book"}, headers=csrf)
+        assert added.status_code == 200 and "<strong>Alice</strong> · book Alice Book" in added.text
+        # Alice's book is no longer offered to a new member, nor is the omniscient one.
+        offered = added.text.split('id="member-book"', 1)[1].split("</select>", 1)[0]
+        assert "Bob Book" in offered and "Alice Book" not in offered and "Omni" not in offered
+        taken = client.post(add, data={"name": "Bob", "book": "Alice Book"}, headers=csrf)
+        assert taken.status_code == 200 and 'role="alert"' in taken.text
+        assert "Alice Book is already Alice&#39;s memory book" in taken.text
+        twin = client.post(add, data={"name": "alice", "book": "Bob Book"}, headers=csrf)
+        assert "the cast already has Alice" in twin.text
+        omni = client.post(add, data={"name": "Bob", "book": "Omni"}, headers=csrf)
+        assert "Omni is the omniscient book" in omni.text
+        member = cast_state(site)["members"][0]["id"]
+        retired = client.post(f"{NARRATOR_URL}/cast/{member}/retire", headers=csrf)
+        assert "retired</span>" in retired.text and "Restore Alice" in retired.text
+        assert cast_state(site)["members"][0]["retired"] is True
+        again = client.post(f"{NARRATOR_URL}/cast/{member}/retire", headers=csrf)
+        assert again.status_code == 400 and "Alice is already retired" in again.text
+        restored = client.post(f"{NARRATOR_URL}/cast/{member}/restore", headers=csrf)
+        assert "Retire Alice" in restored.text
+    assert [m["name"] for m in cast_state(site)["members"]] == ["Alice"]
+    assert cast_state(site)["members"][0]["retired"] is False
+
+
+def test_the_doctor_lists_its_findings_on_the_screen(site: Served) -> None:
+    narrator_chat(site)
+    cast_of(site, "Alice")
+    (site.ws.worlds_dir / "Alice Book.json").unlink()
+    with browser_client(site.url) as client:
+        screen = client.get(NARRATOR_URL).text
+    problem = '<span class="badge">problem</span> the memory book &#39;Alice Book&#39; of Alice'
+    assert problem in screen
+
+
+def test_the_drawer_is_on_a_narrator_chat_only_and_chooses_the_active_cast(site: Served) -> None:
+    narrator_chat(site)
+    with browser_client(site.url) as client:
+        assert 'id="cast-drawer"' not in client.get(CHAT_URL).text
+        ids = cast_of(site, "Alice", "Bob", "Clara")
+        site.app.settings.set("narrator.drawer_position", "left")
+        site.app.settings.set("narrator.drawer_collapsed", "true")
+        chat = client.get(CHAT_URL)
+        csrf = {"x-csrf-token": csrf_of(chat)}
+        assert 'class="cast-drawer side-left collapsed"' in chat.text
+        assert 'aria-expanded="false"' in chat.text
+        chosen = client.post(
+            f"{CHAT_URL}/cast/active", data={"member": [ids["Bob"], ids["Alice"]]}, headers=csrf
+        )
+        assert 'aria-label="2 selected">2<' in chosen.text
+        assert f'value="{ids["Alice"]}" checked' in chosen.text
+        assert f'value="{ids["Clara"]}">' in chosen.text
+        assert cast_state(site)["activeCastIds"] == [ids["Bob"], ids["Alice"]]
+        nobody = client.post(f"{CHAT_URL}/cast/active", headers=csrf)
+        assert 'aria-label="0 selected"' in nobody.text
+        assert cast_state(site)["activeCastIds"] == []
+        unsigned = client.post(f"{CHAT_URL}/cast/active", data={"member": ids["Bob"]})
+        assert unsigned.status_code == 403 and cast_state(site)["activeCastIds"] == []
+        layout = client.post(
+            "/narrator/drawer", data={"position": "right", "collapsed": "false"}, headers=csrf
+        )
+        assert layout.status_code == 204
+        assert 'class="cast-drawer side-right"' in client.get(CHAT_URL).text
+        wrong = client.post("/narrator/drawer", data={"position": "top"}, headers=csrf)
+    assert wrong.status_code == 400
+    assert site.app.settings.value("narrator.drawer_position") == "right"
+    assert site.app.settings.value("narrator.drawer_collapsed") is False
+
+
+def test_a_retired_member_leaves_the_drawer(site: Served) -> None:
+    narrator_chat(site)
+    ids = cast_of(site, "Alice", "Bob")
+    site.app.narrator.set_active("Mira", ["Alice", "Bob"], CHAT_ID)
+    site.app.narrator.retire("Mira", "Bob", CHAT_ID)
+    with browser_client(site.url) as client:
+        chat = client.get(CHAT_URL).text
+    drawer = chat.split('id="cast-drawer"', 1)[1].split("</aside>", 1)[0]
+    assert ids["Alice"] in drawer and ids["Bob"] not in drawer
+    assert 'aria-label="1 selected"' in drawer
