@@ -3,6 +3,8 @@ drawer on the chat screen, and who was present in a scene with unstamped replies
 
 from __future__ import annotations
 
+import re
+
 from tests.api.conftest import Served
 from tests.support.books import chat_header
 from tests.support.extraction_fixtures import CHAT_ID
@@ -119,3 +121,47 @@ def test_a_retired_member_leaves_the_drawer(site: Served) -> None:
     drawer = chat.split('id="cast-drawer"', 1)[1].split("</aside>", 1)[0]
     assert ids["Alice"] in drawer and ids["Bob"] not in drawer
     assert 'aria-label="1 selected"' in drawer
+
+
+def test_a_scene_with_unstamped_replies_asks_who_was_present_first(site: Served) -> None:
+    narrator_chat(site)
+    cast_of(site, "Alice", "Bob")
+    site.app.narrator.set_active("Mira", ["Alice"], CHAT_ID)
+    site.app.scene_markers.mark("Mira", 0, "start", CHAT_ID)
+    site.app.scene_markers.mark("Mira", 3, "end", CHAT_ID)
+    preview = f"{CHAT_URL}/scene/preview"
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(CHAT_URL))}
+        asked = client.post(preview, headers=csrf)
+        assert asked.status_code == 200 and 'role="dialog"' in asked.text
+        assert "Who was present in messages 0-3?" in asked.text
+        assert "Replies 1, 3 have no cast stamp" in asked.text
+        assert "Leaving every box empty means nobody was present" in asked.text
+        # The active cast is suggested, pre-ticked.
+        assert 'value="Alice" checked' in asked.text and 'value="Bob">' in asked.text
+        alice = client.post(
+            preview, data={"confirmed": "true", "participant": "Alice"}, headers=csrf
+        )
+        assert "into Omni, Alice Book" in alice.text
+        # A retry keeps who was confirmed present.
+        assert '<input type="hidden" name="participant" value="Alice">' in alice.text
+        nobody = client.post(preview, data={"confirmed": "true"}, headers=csrf)
+    assert re.search(r"into Omni\s+·", nobody.text)
+    assert '<input type="hidden" name="confirmed" value="true">' in nobody.text
+
+
+def test_stamped_messages_show_their_cast(site: Served) -> None:
+    narrator_chat(site, messages=0)
+    ids = cast_of(site, "Alice", "Bob")
+    site.app.narrator.set_active("Mira", ["Bob", "Alice"], CHAT_ID)
+    with browser_client(site.url) as client:
+        chat = client.get(CHAT_URL)
+        sent = client.post(
+            f"{CHAT_URL}/send",
+            data={"text": "Hello all."},
+            headers={"x-csrf-token": csrf_of(chat)},
+        )
+        assert sent.status_code == 200
+        shown = client.get(CHAT_URL).text
+    assert shown.count("Cast: Bob, Alice</span>") == 2  # the message and the reply
+    assert ids["Bob"] not in shown.split('id="messages"', 1)[1].split('id="composer"', 1)[0]
