@@ -138,14 +138,14 @@ def test_the_cast_chosen_in_the_drawer_decides_whose_books_remember_the_scene(
     page.get_by_role("button", name="Retire Clara").wait_for()
 
     # At phone width the drawer sits in the page, usable by touch or keyboard.
-    page.set_viewport_size(PHONE)
     page.goto(site.url + CHAT_URL)
     page.wait_for_selector("#cast-drawer.collapsed")
     page.locator("[data-drawer-toggle]").press("Enter")
+    screenshot(page, "cast-drawer", tmp_path)
+    page.set_viewport_size(PHONE)
     clara = page.locator("#cast-drawer").get_by_label("Clara")
     clara.focus()
     page.keyboard.press("Space")
     page.wait_for_selector("#cast-drawer [data-cast-count]:text('3')")
     width = page.evaluate("document.querySelector('#cast-drawer').getBoundingClientRect().width")
     assert width <= PHONE["width"]
-    screenshot(page, "narrator-phone", tmp_path)
