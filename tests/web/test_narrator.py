@@ -165,3 +165,28 @@ def test_stamped_messages_show_their_cast(site: Served) -> None:
         shown = client.get(CHAT_URL).text
     assert shown.count("Cast: Bob, Alice</span>") == 2  # the message and the reply
     assert ids["Bob"] not in shown.split('id="messages"', 1)[1].split('id="composer"', 1)[0]
+
+
+def test_the_presence_grid_shows_whose_books_hold_each_scene(site: Served) -> None:
+    narrator_chat(site, messages=0)
+    cast_of(site, "Alice", "Bob", "Clara")
+    site.app.narrator.set_active("Mira", ["Alice", "Clara"], CHAT_ID)
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(NARRATOR_URL))}
+        assert "Who knows which scene" not in client.get(NARRATOR_URL).text
+        client.post(f"{CHAT_URL}/send", data={"text": "Alice and Clara."}, headers=csrf)
+        site.app.scene_markers.mark("Mira", 0, "start", CHAT_ID)
+        site.app.scene_markers.mark("Mira", 1, "end", CHAT_ID)
+        preview = client.post(f"{CHAT_URL}/scene/preview", headers=csrf).text
+        key = preview.split("/scene/", 1)[1].split("/save", 1)[0]
+        memory = {"title": "The meeting", "keywords": "", "content": "- They met."}
+        client.post(f"{CHAT_URL}/scene/{key}/save", data=memory, headers=csrf)
+        site.app.narrator.retire("Mira", "Clara", CHAT_ID)
+        screen = client.get(NARRATOR_URL).text
+    grid = screen.split('<svg class="chart presence"', 1)[1].split("</svg>", 1)[0]
+    assert 'aria-label="narrator presence: 1 scenes, 3 members, 2 copies held"' in grid
+    assert '<a href="/books/Omni#entry-1">' in grid  # the scene (Omni's entry 0: its secret)
+    assert '<a href="/books/Alice%20Book#entry-1"><circle class="dot"' in grid
+    assert '<a href="/books/Clara%20Book#entry-1"><circle class="dot retired"' in grid
+    assert "Bob Book#entry" not in grid
+    assert '<text class="label retired"' in grid and "Clara (Clara Book)" in grid

@@ -14,7 +14,9 @@ from datetime import datetime
 from markupsafe import Markup, escape
 
 from charmemory.core.consolidation_merge import date_bounds
+from charmemory.core.narrator.presence import Presence
 from charmemory.formats.memory_file import parse_block_date
+from charmemory.web.templating import path_part
 
 AVATAR_HUES = 12
 
@@ -190,4 +192,64 @@ def memory_timeline(blocks: Sequence[TimelineBlock]) -> Markup:
         "".join(body),
         f"memory timeline: {len(placed)} blocks in {len(lanes)} chats",
         "chart timeline",
+    )
+
+
+# -- the narrator presence grid --------------------------------------------------------------
+
+
+def _entry_url(book: str, uid: int) -> str:
+    return f"/books/{path_part(book)}#entry-{uid}"
+
+
+def _short(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def presence_grid(grid: Presence, omniscient: str) -> Markup:
+    """Scenes of the omniscient book (rows, in order) against the cast (columns): a dot
+    where that member's book holds the scene's copy; retired members greyed. A scene's
+    title opens its entry, a dot the member's copy."""
+    if not grid.scenes or not grid.members:
+        return Markup("")
+    left, column, row_h, top = 210, 72, 24, 34
+    body = []
+    for col, member in enumerate(grid.members):
+        x = left + col * column + column / 2
+        css = "label retired" if member.retired else "label"
+        body.append(
+            f'<text class="{css}" x="{x:.0f}" y="18" text-anchor="middle">'
+            f"<title>{escape(member.name)} ({escape(member.book)})</title>"
+            f"{escape(_short(member.name, 9))}</text>"
+        )
+    for row, scene in enumerate(grid.scenes):
+        y = top + row * row_h
+        body.append(
+            f'<a href="{escape(_entry_url(omniscient, scene.uid))}"><text class="label" x="0" '
+            f'y="{y + 4}"><title>{escape(scene.title)}</title>'
+            f"{escape(_short(scene.title, 28))}</text></a>"
+        )
+        for col, member in enumerate(grid.members):
+            x = left + col * column + column / 2
+            cell = "cell retired" if member.retired else "cell"
+            body.append(
+                f'<rect class="{cell}" x="{x - 9:.0f}" y="{y - 9}" width="18" height="18" rx="3"/>'
+            )
+            uid = scene.copies.get(member.id)
+            if uid is not None:
+                title = f"{member.name}'s book holds {scene.title}"
+                dot = "dot retired" if member.retired else "dot"
+                body.append(
+                    f'<a href="{escape(_entry_url(member.book, uid))}">'
+                    f'<circle class="{dot}" cx="{x:.0f}" cy="{y}" r="6">'
+                    f"<title>{escape(title)}</title></circle></a>"
+                )
+    held = sum(len(scene.copies) for scene in grid.scenes)
+    return _svg(
+        left + len(grid.members) * column,
+        top + len(grid.scenes) * row_h - row_h // 2,
+        "".join(body),
+        f"narrator presence: {len(grid.scenes)} scenes, {len(grid.members)} members, "
+        f"{held} copies held",
+        "chart presence",
     )

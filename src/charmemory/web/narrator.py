@@ -12,14 +12,17 @@ from typing import Annotated
 
 from fastapi import Form, Request
 from fastapi.responses import Response
+from markupsafe import Markup
 
 from charmemory.api.deps import Services
 from charmemory.composition import App
 from charmemory.core.narrator.doctor import Finding
+from charmemory.core.narrator.presence import presence
 from charmemory.errors import CharMemoryError
 from charmemory.ports import ChatRef
 from charmemory.services.narrator import NarratorState
 from charmemory.web.cast_drawer import COLLAPSED, POSITION, cast_drawer_view
+from charmemory.web.charts import presence_grid
 from charmemory.web.chat import chat_url
 from charmemory.web.pages import new_router
 from charmemory.web.templating import fragment, page, path_part
@@ -34,6 +37,7 @@ class NarratorPanel:
     state: NarratorState
     findings: list[Finding]
     books: tuple[str, ...]  # the workspace's lorebooks, to pick from
+    grid: Markup  # the presence grid (empty without scenes or cast)
     add_error: str = ""  # why the last member was not added, shown by the form
 
     @property
@@ -56,8 +60,21 @@ def panel_view(app: App, character: str, chat: str, add_error: str = "") -> Narr
         state,
         app.narrator_doctor.check(name, chat_id).findings,
         tuple(app.books.store.names()),
+        _presence(app, state),
         add_error,
     )
+
+
+def _presence(app: App, state: NarratorState) -> Markup:
+    omniscient, config = state.omniscient, state.config
+    if omniscient is None:
+        return Markup("")
+    entries = {
+        name: list(app.books.store.load(name).book.entries.values())
+        for name in {omniscient, *(m.book for m in config.members)}
+    }
+    grid = presence(config, omniscient, entries[omniscient], entries)
+    return presence_grid(grid, omniscient)
 
 
 def panel(app: App, character: str, chat: str, add_error: str = "") -> Response:

@@ -8,6 +8,7 @@ cast and the active cast in `chat_metadata.STMemoryBooks.narratorMode`
 starts, whose members' books join that generation's World Info and which is
 stamped on the reply (`stamps.py`); the participants of a scene read from
 those stamps, or confirmed by the user for replies without one, and the books
-a scene memory goes to (`scenes.py`); and the checks `charmemory doctor` runs
-(`doctor.py`). Everything here is pure.
+a scene memory goes to (`scenes.py`); the checks `charmemory doctor` runs
+(`doctor.py`); and which member's book holds which scene (`presence.py`).
+Everything here is pure.
 """
