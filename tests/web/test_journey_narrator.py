@@ -130,6 +130,12 @@ def test_the_cast_chosen_in_the_drawer_decides_whose_books_remember_the_scene(
     page.get_by_role("link", name="Narrator").click()
     page.get_by_role("button", name="Retire Clara").click()
     page.wait_for_selector("#narrator li.retired:has-text('Clara')")
+    # The presence grid: the scene with Alice and Bob present, the legacy one not saved.
+    grid = page.locator("svg.presence")
+    assert grid.get_attribute("aria-label") == (
+        "narrator presence: 1 scenes, 3 members, 2 copies held"
+    )
+    screenshot(page, "presence", tmp_path)
     page.goto(site.url + CHAT_URL)
     page.wait_for_selector("#cast-drawer")
     assert page.locator("#cast-drawer").get_by_label("Clara").count() == 0
