@@ -190,3 +190,14 @@ def test_the_presence_grid_shows_whose_books_hold_each_scene(site: Served) -> No
     assert '<a href="/books/Clara%20Book#entry-1"><circle class="dot retired"' in grid
     assert "Bob Book#entry" not in grid
     assert '<text class="label retired"' in grid and "Clara (Clara Book)" in grid
+
+
+def test_the_drawer_is_read_again_after_a_change_to_the_messages(site: Served) -> None:
+    narrator_chat(site)
+    ids = cast_of(site, "Alice", "Bob")
+    with browser_client(site.url) as client:
+        chat = client.get(CHAT_URL).text
+        assert '/cast" hx-trigger="htmx:afterRequest from:#messages"' in chat
+        site.app.narrator.set_active("Mira", ["Bob"], CHAT_ID)  # as a chosen swipe would
+        again = client.get(f"{CHAT_URL}/cast").text
+    assert f'value="{ids["Bob"]}" checked' in again and 'aria-label="1 selected"' in again

@@ -165,6 +165,13 @@ async def choose_active(
     return drawer(services, ref)
 
 
+@router.get("/chat/{character}/{chat}/cast")
+def current_drawer(character: str, chat: str, services: Services) -> Response:
+    """The drawer as the chat has it now (a chosen swipe or a deletion brings back the
+    cast of the reply it leaves last)."""
+    return drawer(services, services.chat.chat_ref(character, chat))
+
+
 def drawer(app: App, ref: ChatRef) -> Response:
     _, shown = app.chat.message_page(ref.character.name, ref.id, count=0)
     url = chat_url(ref.character.name, ref.id)
