@@ -77,6 +77,19 @@ def test_the_doctor_lists_its_findings_on_the_screen(site: Served) -> None:
     assert problem in screen
 
 
+def test_the_doctor_explains_a_members_book_in_a_reply(site: Served) -> None:
+    narrator_chat(site)
+    ids = cast_of(site, "Alice")
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(NARRATOR_URL))}
+        url = f"{NARRATOR_URL}/explain"
+        told = client.post(url, data={"member": ids["Alice"], "message": 1}, headers=csrf)
+        assert told.status_code == 200
+        assert "<li>message 1 carries no cast stamp: it was generated outside" in told.text
+        wrong = client.post(url, data={"member": ids["Alice"], "message": 99}, headers=csrf)
+    assert wrong.status_code == 404
+
+
 def test_the_drawer_is_on_a_narrator_chat_only_and_chooses_the_active_cast(site: Served) -> None:
     narrator_chat(site)
     with browser_client(site.url) as client:

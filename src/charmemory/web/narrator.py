@@ -148,6 +148,19 @@ async def _set_retired(
     return panel(app, ref.character.name, ref.id)
 
 
+@router.post("/narrator/{character}/{chat}/explain")
+def explain(
+    character: str,
+    chat: str,
+    services: Services,
+    member: Annotated[str, Form()],
+    message: Annotated[int, Form()],
+) -> Response:
+    """The doctor's answer: why a member's book was, or was not, in a reply's generation."""
+    lines = services.narrator_doctor.explain(character, member, message, chat)
+    return fragment("_narrator_explain.html", lines=lines, member=member, message=message)
+
+
 # -- the drawer -----------------------------------------------------------------------------
 
 
