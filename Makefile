@@ -47,6 +47,7 @@ bench: models
 	$(BIN)/python bench/retrieval_quality.py
 	$(BIN)/python bench/extraction_cost.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/startup.py --baseline a126782  # the commit before start-up was cut
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/world_info.py
 	$(BIN)/python bench/chat_overhead.py

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from charmemory import composition
+from charmemory.adapters import embed_onnx
 from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.settings_store import SettingsStore
@@ -52,7 +52,8 @@ def minilm() -> OnnxEmbedder:
 @pytest.fixture
 def embedder(minilm: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch) -> CountingEmbedder:
     counting = CountingEmbedder(minilm)
-    monkeypatch.setattr(composition, "OnnxEmbedder", lambda: counting)
+    # Every `OnnxEmbedder()` a command makes is this one.
+    monkeypatch.setattr(embed_onnx, "OnnxEmbedder", lambda: counting)
     return counting
 
 

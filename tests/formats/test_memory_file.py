@@ -328,6 +328,21 @@ def test_control_and_bidi_characters_are_removed_from_a_memory() -> None:
     assert Bullet(text).text == "Mira paid forty crowns. then left"
 
 
+def test_each_control_and_bidi_character_is_removed_or_made_a_space() -> None:
+    removed = [
+        *range(0x00, 0x09),
+        *range(0x0E, 0x1C),
+        *range(0x7F, 0x85),
+        *range(0x86, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    ]
+    assert all(without_unprintable(f"a{chr(code)}b") == "ab" for code in removed)
+    spaced = [0x0B, 0x0C, *range(0x1C, 0x20), 0x85]
+    assert all(without_unprintable(f"a{chr(code)}b") == "a b" for code in spaced)
+    assert without_unprintable("a\tb\nc \u00e9 \u6771") == "a\tb\nc \u00e9 \u6771"
+
+
 @pytest.mark.parametrize("text", ["", "   ", "\n\t\u3000", "\x00\u202e"])
 def test_empty_memory_text_is_refused(text: str) -> None:
     with pytest.raises(FormatError, match="empty"):

@@ -6,12 +6,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from charmemory.composition import (
-    App,
     create_app,
     explain_failure,
     open_app,
@@ -19,6 +18,10 @@ from charmemory.composition import (
     workspace_dir,
 )
 from charmemory.errors import CharMemoryError
+
+if TYPE_CHECKING:
+    from charmemory.composition import App
+
 
 app = typer.Typer(
     name="charmemory",

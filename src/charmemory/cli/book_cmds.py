@@ -6,14 +6,17 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.core.books.entry import chat_of, is_memory, link_of, scene_of, tier_of
 from charmemory.core.books.tiers import tier_name
-from charmemory.formats.lorebook import LorebookEntry
+
+if TYPE_CHECKING:
+    from charmemory.formats.lorebook import LorebookEntry
+
 
 books_app = typer.Typer(
     help="Memory books: lorebooks that hold scene memories.", no_args_is_help=True

@@ -7,17 +7,20 @@ import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from charmemory.cli.application import app, state
-from charmemory.composition import App
 from charmemory.core.chat.commands import help_text, is_command, parse_command
 from charmemory.errors import CharMemoryError
-from charmemory.ports import StreamDelta
-from charmemory.services.chat import Kind, OnDelta, Turn
+
+if TYPE_CHECKING:
+    from charmemory.composition import App
+    from charmemory.ports import StreamDelta
+    from charmemory.services.chat import Kind, OnDelta, Turn
+
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[

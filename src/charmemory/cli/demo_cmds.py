@@ -14,14 +14,18 @@ import tempfile
 import time
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from charmemory.cli.application import app, state
-from charmemory.composition import App
 from charmemory.core.providers import EMBEDDED
-from charmemory.ports import Character, StreamDelta
-from charmemory.services.extraction_report import ExtractionReport
+
+if TYPE_CHECKING:
+    from charmemory.composition import App
+    from charmemory.ports import Character, StreamDelta
+    from charmemory.services.extraction_report import ExtractionReport
+
 
 # Questions a person might ask about the sample chat, each with the words the memory
 # that answers it must hold (see data/demo/README.md).

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.cli.retrieval_cmds import CharacterArg, ChatOption, unit
-from charmemory.core.chat.diagnostics import GenerationRecord
 from charmemory.formats.memory_file import stray_tag_warning
-from charmemory.ports import RetrievalRecord, SyncReport
-from charmemory.services.memory_search import Diagnosis
+
+if TYPE_CHECKING:
+    from charmemory.core.chat.diagnostics import GenerationRecord
+    from charmemory.ports import RetrievalRecord, SyncReport
+    from charmemory.services.memory_search import Diagnosis
 
 
 @app.command()

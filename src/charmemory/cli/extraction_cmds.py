@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import accumulate
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -22,14 +22,13 @@ from charmemory.cli.application import app, state
 from charmemory.core.extraction_answer import OVER_CAP, SPEECH, TRUNCATED
 from charmemory.core.triggers import why_not
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.services.extraction import ExtractionService
-from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
-from charmemory.services.extraction_report import (
-    ChunkOutcome,
-    ExtractionReport,
-    Progress,
-    no_progress,
-)
+from charmemory.services.extraction_report import no_progress
+
+if TYPE_CHECKING:
+    from charmemory.services.extraction import ExtractionService
+    from charmemory.services.extraction_admin import BatchOutcome, ExtractionAdmin
+    from charmemory.services.extraction_report import ChunkOutcome, ExtractionReport, Progress
+
 
 PROGRESS_COLUMNS = (
     TextColumn("{task.description}"),

@@ -7,15 +7,19 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from charmemory.cli.application import app, state
 from charmemory.cli.chat_cmds import JsonFlag, NewOption, streamed, turn_json, with_stop
-from charmemory.core.chat.group_order import STRATEGIES, Strategy
-from charmemory.services.group_chat import GroupReply, GroupRound, GroupView
+from charmemory.core.chat.group_order import STRATEGIES
+
+if TYPE_CHECKING:
+    from charmemory.core.chat.group_order import Strategy
+    from charmemory.services.group_chat import GroupReply, GroupRound, GroupView
+
 
 group_app = typer.Typer(
     help="Group chats: several characters, one chat, each remembering for itself.",

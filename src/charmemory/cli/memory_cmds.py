@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.cli.workspace_cmds import memories_app
-from charmemory.core.consolidation_diff import ConsolidationPreview
 from charmemory.core.consolidation_plan import parse_block_indices
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
 from charmemory.errors import ConfigError
-from charmemory.services.memory_manager import MANUAL_CHAT, Changed
+from charmemory.services.memory_manager import MANUAL_CHAT
+
+if TYPE_CHECKING:
+    from charmemory.core.consolidation_diff import ConsolidationPreview
+    from charmemory.services.memory_manager import Changed
+
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 MemoryIdArg = Annotated[str, typer.Argument(help="The memory's id (see `memories show`).")]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from charmemory.cli.application import app, state
-from charmemory.core.books.profiles import Profile
+
+if TYPE_CHECKING:
+    from charmemory.core.books.profiles import Profile
+
 
 profiles_app = typer.Typer(
     help="Scene memory profiles: model, preset, entry settings, title format.",

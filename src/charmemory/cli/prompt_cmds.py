@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,7 +12,11 @@ from charmemory.composition import read_text_file
 from charmemory.core.books.presets import SUMMARY, preset_names
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
 from charmemory.errors import NotFoundError
-from charmemory.services.prompts import KINDS, PromptKind
+from charmemory.services.prompts import KINDS
+
+if TYPE_CHECKING:
+    from charmemory.services.prompts import PromptKind
+
 
 prompt_app = typer.Typer(
     help="The extraction, consolidation and scene memory prompts (editable, restorable).",

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.core.providers import EMBEDDED, NANOGPT_FILTERS, PRESETS, preset_named
 from charmemory.errors import ConfigError
-from charmemory.ports import ModelInfo
-from charmemory.services.providers import ModelTest
+
+if TYPE_CHECKING:
+    from charmemory.ports import ModelInfo
+    from charmemory.services.providers import ModelTest
+
 
 KEY_STATUS = {
     "secrets file": "key set",

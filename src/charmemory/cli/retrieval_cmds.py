@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.composition import read_text_file
-from charmemory.core.retrieval import Collection
 from charmemory.errors import ConfigError
-from charmemory.ports import SyncReport
-from charmemory.services.retrieval import Result
+
+if TYPE_CHECKING:
+    from charmemory.core.retrieval import Collection
+    from charmemory.ports import SyncReport
+    from charmemory.services.retrieval import Result
+
 
 CharacterArg = Annotated[str, typer.Argument(help="Character name or card file name.")]
 ChatOption = Annotated[

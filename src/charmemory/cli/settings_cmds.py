@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.core.settings.registry import GROUPS
 from charmemory.core.settings.spec import shown
-from charmemory.services.settings import Stored
+
+if TYPE_CHECKING:
+    from charmemory.services.settings import Stored
+
 
 settings_app = typer.Typer(
     help=(

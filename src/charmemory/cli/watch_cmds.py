@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import signal
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.cli.extraction_cmds import ModelOption, ProviderOption
-from charmemory.services.chat_watch import DEFAULT_INTERVAL_SECONDS, ChatWatcher, Triggered
+from charmemory.services.chat_watch import DEFAULT_INTERVAL_SECONDS
+
+if TYPE_CHECKING:
+    from charmemory.services.chat_watch import ChatWatcher, Triggered
 
 
 @app.command()

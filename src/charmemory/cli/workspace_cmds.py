@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from charmemory.cli.application import app, state
 from charmemory.errors import FormatError
 from charmemory.formats.group import looks_like_group
-from charmemory.services.memory_manager import MemoryListing
-from charmemory.services.repair import Repaired
+
+if TYPE_CHECKING:
+    from charmemory.services.memory_manager import MemoryListing
+    from charmemory.services.repair import Repaired
+
 
 memories_app = typer.Typer(help="Browse a character's memories.", no_args_is_help=True)
 app.add_typer(memories_app, name="memories")

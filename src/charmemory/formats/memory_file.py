@@ -195,7 +195,7 @@ class MemoryFile:
         object.__setattr__(self, "segments", tuple(self.segments))
         previous: Segment | None = None
         for segment in self.segments:
-            if previous is not None and not _render_segment(previous).endswith("\n"):
+            if previous is not None and not _ends_line(previous):
                 raise ValueError("only the last segment may lack a final newline")
             if isinstance(segment, FreeText):
                 if not segment.text or isinstance(previous, FreeText):
@@ -337,11 +337,21 @@ def _parse_body(body: list[str]) -> tuple[Bullet | RawLine, ...]:
         end = i + 1
         while end < len(body) and _wraps(body[end]):
             end += 1
-        bullet = Bullet(" ".join([first, *body[i + 1 : end]]))
-        object.__setattr__(bullet, "_source", "".join(body[i:end]))
-        entries.append(bullet)
+        entries.append(_read_bullet(first, body[i + 1 : end], "".join(body[i:end])))
         i = end
     return tuple(entries)
+
+
+def _read_bullet(first: str, wrapped: list[str], source: str) -> Bullet:
+    """The bullet of the lines `source`: `first` is its cleaned first line, `wrapped` the
+    lines that continue it. A one-line bullet (nearly all) is not cleaned a second time."""
+    if wrapped:
+        bullet = Bullet(" ".join([first, *wrapped]))
+    else:
+        bullet = object.__new__(Bullet)
+        object.__setattr__(bullet, "text", first)
+    object.__setattr__(bullet, "_source", source)
+    return bullet
 
 
 def _escape(value: str) -> str:
@@ -365,6 +375,13 @@ def _body(file: MemoryFile) -> str:
 
 def _render_segment(segment: Segment) -> str:
     return segment.text if isinstance(segment, FreeText) else segment.render()
+
+
+def _ends_line(segment: Segment) -> bool:
+    """Whether the segment's text ends with a line break (a block's is its closing line's)."""
+    if isinstance(segment, FreeText):
+        return segment.text.endswith("\n")
+    return segment._closing is None or segment._closing.endswith("\n")
 
 
 # ---- building and editing -----------------------------------------------------

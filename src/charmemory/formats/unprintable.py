@@ -20,4 +20,6 @@ _UNPRINTABLE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2
 
 def without_unprintable(text: str) -> str:
     """``text`` without control and bidi-override characters (whitespace controls: a space)."""
+    if text.isprintable():  # none of them is printable; most texts hold none (and this is fast)
+        return text
     return _UNPRINTABLE.sub("", _WHITESPACE_CONTROLS.sub(" ", text))

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from charmemory.core.memory_history import Version
-from charmemory.formats.chat import Chat
-from charmemory.formats.lorebook import Lorebook
 from charmemory.ports.workspace import ChatRef, FileVersion, LoadedChat
+
+if TYPE_CHECKING:
+    from charmemory.core.memory_history import Version
+    from charmemory.formats.chat import Chat
+    from charmemory.formats.lorebook import Lorebook
 
 
 @dataclass(frozen=True)

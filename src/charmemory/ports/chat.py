@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from charmemory.core.chat.diagnostics import GenerationRecord
-from charmemory.formats.lorebook import Lorebook
+if TYPE_CHECKING:
+    from charmemory.core.chat.diagnostics import GenerationRecord
+    from charmemory.formats.lorebook import Lorebook
 
 
 @runtime_checkable

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from charmemory.core.consolidation_diff import ConsolidationDiff, ConsolidationPreview
+if TYPE_CHECKING:
+    from charmemory.core.consolidation_diff import ConsolidationDiff, ConsolidationPreview
 
 
 @runtime_checkable

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from charmemory.core.memory_history import Version
-from charmemory.formats.card import Card
-from charmemory.formats.chat import Chat, MessagePage
-from charmemory.formats.group import Group, GroupJoin
-from charmemory.formats.memory_file import MemoryFile
+if TYPE_CHECKING:
+    from charmemory.core.memory_history import Version
+    from charmemory.formats.card import Card
+    from charmemory.formats.chat import Chat, MessagePage
+    from charmemory.formats.group import Group, GroupJoin
+    from charmemory.formats.memory_file import MemoryFile
 
 
 @dataclass(frozen=True)

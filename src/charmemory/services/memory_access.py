@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from charmemory.core.memory_location import MemoryLocation, memory_location
 from charmemory.errors import CharMemoryError
@@ -23,8 +24,10 @@ from charmemory.ports import (
     LoadedMemories,
     MemoryFileStore,
 )
-from charmemory.services.retrieval import RetrievalService
 from charmemory.services.settings import SettingsService
+
+if TYPE_CHECKING:
+    from charmemory.services.retrieval import RetrievalService
 
 
 @dataclass(frozen=True)
@@ -134,15 +137,17 @@ class MemoryFileAccess:
         return []
 
 
-def index_follower(retrieval: RetrievalService) -> OnChange:
+def index_follower(retrieval_service: Callable[[], RetrievalService]) -> OnChange:
     """An `on_change` that keeps the collections built from a memory file in step with it.
 
     Only collections that exist are kept up to date (`charmemory index`, a search or
     an extraction builds them); an emptied or deleted file empties them, and the sync
-    embeds just the memories whose text is new.
+    embeds just the memories whose text is new. The retrieval service is asked for at
+    the first change, so reading memories never builds it.
     """
 
     async def follow(change: MemoryChange) -> None:
+        retrieval = retrieval_service()
         location = change.location
         for collection in dict.fromkeys((location.collection, location.bullets)):
             if await retrieval.stats(collection) is not None:

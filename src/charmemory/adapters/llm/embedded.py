@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from charmemory.adapters.llm.embedded_grammar import answer_grammar
 from charmemory.adapters.llm.embedded_prompt import compact_prompt, extraction_request
-from charmemory.adapters.llm.http_model import with_system_prompt
+from charmemory.adapters.llm.system_prompt import with_system_prompt
 from charmemory.adapters.model_install import (
     DEFAULT_LOCAL_LLM,
     LLM_FILE,

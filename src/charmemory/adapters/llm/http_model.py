@@ -30,6 +30,7 @@ from charmemory.adapters.llm.provider_errors import (
 from charmemory.adapters.llm.reasoning import ThinkSplitter, check_answered, split_think
 from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.llm.sse import ServerSentEvent
+from charmemory.adapters.llm.system_prompt import with_system_prompt
 from charmemory.adapters.llm.transport import Endpoint, Transport
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import StructuredOutput, json_schema_hint
@@ -50,16 +51,6 @@ from charmemory.ports import (
 )
 
 StreamDecoder = Callable[[ServerSentEvent], Iterable[StreamDelta]]
-
-
-def with_system_prompt(messages: Sequence[ChatMessage], *extra: str) -> list[ChatMessage]:
-    """The messages with the configured system text (and any schema hint) in front."""
-    text = "\n\n".join(part for part in extra if part.strip())
-    if not text:
-        return list(messages)
-    if messages and messages[0].role == "system":
-        return [ChatMessage("system", f"{text}\n\n{messages[0].content}"), *messages[1:]]
-    return [ChatMessage("system", text), *messages]
 
 
 def json_wanted(answer_format: AnswerFormat) -> JsonAnswer | None:
