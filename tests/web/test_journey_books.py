@@ -33,10 +33,9 @@ def test_a_marked_scene_becomes_a_memory_book_entry_and_is_edited_there(
     page.wait_for_selector("#scene:has-text('Scene from message 4')")
     mark(page, 7, "Scene ends here")
     page.wait_for_selector("#scene:has-text('Scene: messages 4–7')")
-    # The messages show the scene without a reload.
-    assert "scene-start" in page.locator("#m4").get_attribute("class")
-    assert "scene-inside" in page.locator("#m5").get_attribute("class")
-    assert "scene-end" in page.locator("#m7").get_attribute("class")
+    # The messages show the scene without a reload (the classes follow the scene bar).
+    for selector in ("#m4.scene-start", "#m5.scene-inside", "#m7.scene-end"):
+        page.wait_for_selector(selector)
     assert "scene" not in page.locator("#m8").get_attribute("class")
     assert page.locator("#m4 .scene-start-badge").is_visible()
 
