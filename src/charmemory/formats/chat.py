@@ -295,6 +295,8 @@ def _reject_constant(name: str) -> Any:
 
 
 def _js_truthy(value: Any) -> bool:
+    if value is True or value is False:
+        return value
     if isinstance(value, float) and math.isnan(value):
         return False
     if isinstance(value, list | dict):
