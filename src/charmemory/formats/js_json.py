@@ -17,6 +17,7 @@ from typing import Any
 from charmemory.errors import FormatError
 
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def loads_json(text: str, *, source: str | None = None) -> Any:
@@ -48,11 +49,13 @@ def js_stringify(value: Any, *, indent: int | None = None) -> str:
     Where the value holds none of those (nearly always), `json.dumps` already
     writes the same bytes and is used, many times faster.
     """
-    separators = (",", ": ") if indent else (",", ":")
     try:
-        quick = json.dumps(
-            value, ensure_ascii=False, indent=indent or None, separators=separators, allow_nan=False
-        )
+        if indent:
+            quick = json.dumps(
+                value, ensure_ascii=False, indent=indent, separators=(",", ": "), allow_nan=False
+            )
+        else:
+            quick = _COMPACT.encode(value)  # one encoder for every chat line
     except (TypeError, ValueError):
         quick = None  # not plain JSON to Python: let the emitter say what is wrong
     if quick is not None and _ALIKE.written_alike(quick):
