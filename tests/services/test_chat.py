@@ -9,7 +9,7 @@ import pytest
 
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
-from charmemory.errors import ConflictError
+from charmemory.errors import CharMemoryError, ConflictError
 from charmemory.formats.chat import parse_chat
 from charmemory.ports import Completion, StreamDelta
 from tests.support.extraction_fixtures import CHARACTER, make_workspace, memory_block
@@ -214,3 +214,19 @@ async def test_lorebooks_join_the_prompt_by_key_and_by_similarity(ws: Workspace)
     assert record.lorebooks == [
         {"source": "character", "name": "Kestrel", "entries": 3, "keys": ["boiler", "saltglass"]}
     ]
+
+
+@pytest.mark.parametrize("failing", ["the model", "the prompt"])
+async def test_a_turn_that_fails_keeps_the_users_message(ws: Workspace, failing: str) -> None:
+    def refuse(request: ChatRequest) -> Completion:
+        raise CharMemoryError("the provider refused")
+
+    if failing == "the prompt":  # the card's lorebook cannot be read
+        card_with(ws, extensions={"world": "Broken"})
+        (ws.root / "worlds" / "Broken.json").write_text("{not JSON", encoding="utf-8")
+    app = app_with(ws, FakeChatModel(refuse))
+    app.chat.new_chat(CHARACTER)
+    with pytest.raises(CharMemoryError):
+        await app.chat.send(CHARACTER, "Anyone there?")
+    said = [m.mes for m in parse_chat(chat_file(ws).read_text(encoding="utf-8")).messages]
+    assert said[-1] == "Anyone there?"

@@ -91,6 +91,33 @@ class _Running:
     after_reply: list[asyncio.Task[Any]] = field(default_factory=list)
 
 
+class _PendingSave:
+    """The user's message, written while the model works on the reply.
+
+    Writing a long chat holds the interpreter for milliseconds, so it starts once
+    the prompt is ready (the model's first token is then the longest wait), not
+    while charmemory prepares the prompt.
+    """
+
+    def __init__(self, write: Callable[[], LoadedChat]):
+        self._write = write
+        self._task: asyncio.Task[LoadedChat] | None = None
+
+    def start(self) -> asyncio.Task[LoadedChat]:
+        if self._task is None:
+            self._task = asyncio.create_task(asyncio.to_thread(self._write))
+        return self._task
+
+    async def written(self) -> LoadedChat:
+        return await self.start()
+
+    async def settled(self) -> None:
+        """Started if it was not, and finished; its failure is `written`'s to tell."""
+        task = self.start()
+        if not task.done():
+            await asyncio.wait([task])
+
+
 class ChatService:
     def __init__(
         self,
@@ -212,16 +239,11 @@ class ChatService:
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             loaded.chat.append(user_message(persona.name, text, self._clock()))
-            # The message is written while the reply is prepared and streamed, not before:
-            # the write is off the path to the first token.
-            saving = asyncio.create_task(
-                asyncio.to_thread(self._library.save_chat, loaded, loaded.chat)
-            )
+            saving = _PendingSave(lambda: self._library.save_chat(loaded, loaded.chat))
             try:
                 return await self._turn(loaded, "normal", on_delta, stop, saving)
             finally:
-                if not saving.done():
-                    await asyncio.wait([saving])
+                await saving.settled()  # written even when no reply could be made
 
     async def generate(
         self,
@@ -266,7 +288,7 @@ class ChatService:
         kind: Kind,
         on_delta: OnDelta | None,
         stop: asyncio.Event | None,
-        saving: asyncio.Task[LoadedChat] | None = None,
+        saving: _PendingSave | None = None,
         *,
         batch: int | None = None,
     ) -> Turn:
@@ -282,6 +304,8 @@ class ChatService:
             kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
             group=group.members if group is not None else (),
         )
+        if saving is not None:
+            saving.start()
         model = self._model_for(character.name)
         started = self._clock()
         clock_start = time.perf_counter()
@@ -309,7 +333,7 @@ class ChatService:
         }
         try:
             if saving is not None:
-                loaded = await saving  # the user's message, written meanwhile
+                loaded = await saving.written()  # the user's message, written meanwhile
             saved, index = self._save_reply(loaded, kind, character, generated, prepared)
         except ConflictError as error:
             self._record(loaded.ref, kind, prepared, generated, timings, finish, None, str(error))
