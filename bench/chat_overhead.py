@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.results import write_section
 from bench.world_info import english_words, generate
-from charmemory.composition import App, create_app
+from charmemory.composition import App, create_app, freeze_long_lived_objects
 from charmemory.ports import ChatMessage, Completion, ModelInfo, StreamDelta
 
 TITLE = "Chat turn overhead"
@@ -179,6 +179,7 @@ def run(cache: Path | None) -> list[str]:
             index_s = cached_workspace(cache)
             shutil.copytree(cache / "ws", root)
         app = create_app(root, env={}, chat_model=InstantModel)
+        freeze_long_lived_objects()  # as `charmemory chat` and `serve` do once started
         load = os.getloadavg()
         first_token, first_token_cpu, parts = asyncio.run(measure(app))
         app.close()
