@@ -79,7 +79,8 @@ class PromptPreparer:
         """
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        memories = await self.memories(chat, location, kind)
+        visible = tuple(prompt_messages(chat, kind))  # read once: retrieval and the prompt
+        memories = await self._retrieve(location, [message.text for message in visible])
         timings["retrieval_ms"] = _ms(started)
         persona = self.persona(chat)
         injection: Injection | None = memories.injection if memories else None
@@ -91,6 +92,7 @@ class PromptPreparer:
             generation_type=kind,
             character=character.stem,
             group=group,
+            visible=visible,
         )
         step = time.perf_counter()
         world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
@@ -136,6 +138,11 @@ class PromptPreparer:
         self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
     ) -> Retrieval | None:
         """The memories retrieved for the chat's last messages (None: no memory file or index)."""
+        return await self._retrieve(
+            location, [message.text for message in prompt_messages(chat, kind)]
+        )
+
+    async def _retrieve(self, location: MemoryLocation, texts: list[str]) -> Retrieval | None:
         retrieval = self._retrieval()
         digest = self._files.digest(location.file)
         if retrieval is None or digest is None:
@@ -145,7 +152,6 @@ class PromptPreparer:
             loaded = self._files.load(location.file)
             await retrieval.sync_file(location.collection, loaded.file, loaded.memories)
             self._synced[location.file] = loaded.version.digest
-        texts = [message.text for message in prompt_messages(chat, kind)]
         return await retrieval.retrieve_for_chat(location.collection, texts)
 
 
