@@ -9,7 +9,7 @@ import pytest
 
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
-from charmemory.errors import ConflictError
+from charmemory.errors import CharMemoryError, ConflictError
 from charmemory.formats.chat import parse_chat
 from charmemory.ports import Completion, StreamDelta
 from tests.support.extraction_fixtures import CHARACTER, make_workspace, memory_block
@@ -260,3 +260,19 @@ async def test_a_first_turn_finds_what_the_user_asks_about_not_the_greeting(
     assert BROTHER in prompt and "Steam hisses across" in prompt  # the greeting is still shown
     inspected = await app.memory_search.inject(CHARACTER)
     assert inspected.retrieval.results[0].text == BROTHER
+
+
+@pytest.mark.parametrize("failing", ["the model", "the prompt"])
+async def test_a_turn_that_fails_keeps_the_users_message(ws: Workspace, failing: str) -> None:
+    def refuse(request: ChatRequest) -> Completion:
+        raise CharMemoryError("the provider refused")
+
+    if failing == "the prompt":  # the card's lorebook cannot be read
+        card_with(ws, extensions={"world": "Broken"})
+        (ws.root / "worlds" / "Broken.json").write_text("{not JSON", encoding="utf-8")
+    app = app_with(ws, FakeChatModel(refuse))
+    app.chat.new_chat(CHARACTER)
+    with pytest.raises(CharMemoryError):
+        await app.chat.send(CHARACTER, "Anyone there?")
+    said = [m.mes for m in parse_chat(chat_file(ws).read_text(encoding="utf-8")).messages]
+    assert said[-1] == "Anyone there?"

@@ -22,6 +22,7 @@ from charmemory.adapters.atomic_file import (
     read_versioned,
     write_atomic,
 )
+from charmemory.adapters.file_stamps import StampedValues
 from charmemory.adapters.history import MemoryHistory
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.memory_history import (
@@ -42,6 +43,8 @@ from charmemory.ports import FileVersion, LoadedMemories
 class MemoryFiles:
     def __init__(self, workspace: Workspace):
         self._ws = workspace
+        # Asked before every reply: the file is read and hashed again only once it changed.
+        self._digests = StampedValues(lambda path: read_versioned(path).version.digest)
 
     @cached_property
     def history(self) -> MemoryHistory:
@@ -81,7 +84,7 @@ class MemoryFiles:
         return self._recorded_read(file).version
 
     def digest(self, file: str) -> str | None:
-        return read_versioned(self.path_of(file)).version.digest
+        return self._digests.get(self.path_of(file))
 
     def versions(self, file: str) -> list[Version]:
         return self.history.versions(file)

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from charmemory.cli.application import app, state
+from charmemory.composition import freeze_long_lived_objects
 from charmemory.core.chat.commands import help_text, is_command, parse_command
 from charmemory.errors import CharMemoryError
 
@@ -204,6 +205,7 @@ def chat_command(character: CharacterArg, chat: ChatOption = None, new: NewOptio
     """Chat with a character in the terminal; /help lists the commands, Ctrl-D leaves."""
     app_ = state.app()
     ref = app_.chat.chat_ref(character, chat, new=new)
+    freeze_long_lived_objects()
     asyncio.run(_session(app_, ref.character.name, ref.id, Console()))
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from charmemory.cli.application import app, state
+from charmemory.composition import freeze_long_lived_objects
 from charmemory.core.server_access import TOKEN_ENV, access_token
 
 SHUTDOWN_GRACE_S = 10
@@ -51,6 +52,7 @@ def serve(
     required = access_token(host, token, stored.load())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     api = create_api(lambda: services, token=required)
+    freeze_long_lived_objects()
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     typer.echo(f"charmemory serves {services.root} at {base} (docs: {base}/docs)", err=True)
     typer.echo(f"web UI: {base}/", err=True)

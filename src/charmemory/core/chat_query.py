@@ -14,7 +14,9 @@ lead and the character's reply before them follows.
 
 from __future__ import annotations
 
-from charmemory.core.world_info import GenerationType, prompt_messages
+from collections.abc import Sequence
+
+from charmemory.core.world_info import GenerationType, ScanMessage, prompt_messages
 from charmemory.formats.chat import Chat
 
 
@@ -24,7 +26,11 @@ def query_messages(chat: Chat, kind: GenerationType = "normal") -> list[str]:
     The messages the prompt is built from (hidden ones and, for a swipe, the
     replaced reply left out) without the chat's greeting, unless nothing else is left.
     """
-    visible = prompt_messages(chat, kind)
+    return query_texts(chat, prompt_messages(chat, kind))
+
+
+def query_texts(chat: Chat, visible: Sequence[ScanMessage]) -> list[str]:
+    """`query_messages` of the prompt's messages ``visible``, already read from ``chat``."""
     first_user = next(
         (number for number, shown in enumerate(visible) if chat.messages[shown.id].is_user),
         None,

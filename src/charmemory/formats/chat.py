@@ -277,7 +277,7 @@ def last_message_send_date(text: str) -> Any:
     body = text.rstrip()
     start = body.rfind("\n") + 1
     try:
-        item = json.loads(body[start:], parse_constant=_reject_constant)
+        item = _DECODER.decode(body[start:])
     except (ValueError, RecursionError):
         return None
     if not isinstance(item, dict) or (start == 0 and "mes" not in item):
@@ -303,7 +303,7 @@ def chat_fingerprints(chat: Chat) -> list[str]:
 
 def _parse_line(line: str, number: int, source: str | None) -> dict[str, Any]:
     try:
-        item = json.loads(line, parse_constant=_reject_constant)
+        item = _DECODER.decode(line)
     except json.JSONDecodeError as error:
         raise FormatError(
             f"not valid JSON: {error.msg} (column {error.colno})", source=source, line=number
@@ -327,7 +327,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# One decoder for every line (`json.loads` with options builds a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _js_truthy(value: Any) -> bool:
+    if value is True or value is False:
+        return value
     if isinstance(value, float) and math.isnan(value):
         return False
     if isinstance(value, list | dict):

@@ -17,6 +17,7 @@ from typing import Any
 from charmemory.errors import FormatError
 
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def loads_json(text: str, *, source: str | None = None) -> Any:
@@ -48,25 +49,57 @@ def js_stringify(value: Any, *, indent: int | None = None) -> str:
     Where the value holds none of those (nearly always), `json.dumps` already
     writes the same bytes and is used, many times faster.
     """
-    separators = (",", ": ") if indent else (",", ":")
     try:
-        quick = json.dumps(
-            value, ensure_ascii=False, indent=indent or None, separators=separators, allow_nan=False
-        )
+        if indent:
+            quick = json.dumps(
+                value, ensure_ascii=False, indent=indent, separators=(",", ": "), allow_nan=False
+            )
+        else:
+            quick = _COMPACT.encode(value)  # one encoder for every chat line
     except (TypeError, ValueError):
         quick = None  # not plain JSON to Python: let the emitter say what is wrong
-    if quick is not None and not _differs_in_javascript(quick):
+    if quick is not None and _ALIKE.written_alike(quick):
         return quick
     parts: list[str] = []
     _emit(value, parts, " " * (indent or 0), "")
     return "".join(parts)
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A string literal, written as runs of plain characters between escapes (many times
+# faster than one alternation per character).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 # An array-index key: its opening quote follows `{`, `,` or whitespace, never a backslash.
 _INDEX_KEY = re.compile(r'(?<=[{,\s])"(?:0|[1-9][0-9]*)"\s*:')
 # Outside strings: a fraction or exponent, or an integer a double may not hold exactly.
 _FLOAT_OR_HUGE = re.compile(r"\d[.eE]|\d{16,}")
+
+
+class _AlikeTexts:
+    """Texts `JSON.stringify` writes as `json.dumps` does, each checked once.
+
+    A chat is written again after each message, nearly all of it the lines written
+    last time. Bounded by the characters held; when full it starts again.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self._texts: set[str] = set()
+        self._chars = 0
+        self._max_chars = max_chars
+
+    def written_alike(self, text: str) -> bool:
+        if text in self._texts:
+            return True
+        if _differs_in_javascript(text):
+            return False
+        if self._chars + len(text) > self._max_chars:
+            self._texts.clear()
+            self._chars = 0
+        self._texts.add(text)
+        self._chars += len(text)
+        return True
+
+
+_ALIKE = _AlikeTexts(max_chars=8_000_000)
 
 
 def _differs_in_javascript(text: str) -> bool:

@@ -16,4 +16,11 @@ REPLACEMENT = "\ufffd"
 
 def without_lone_surrogates(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD, as a UTF-8 decoder would."""
-    return _LONE_SURROGATE.sub(REPLACEMENT, text)
+    # Nearly all text has none: say so fast (`isascii` reads only the string's header).
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(REPLACEMENT, text)
+    return text

@@ -94,6 +94,33 @@ class _Running:
     after_reply: list[asyncio.Task[Any]] = field(default_factory=list)
 
 
+class _PendingSave:
+    """The user's message, written while the model works on the reply.
+
+    Writing a long chat holds the interpreter for milliseconds, so it starts once
+    the prompt is ready (the model's first token is then the longest wait), not
+    while charmemory prepares the prompt.
+    """
+
+    def __init__(self, write: Callable[[], LoadedChat]):
+        self._write = write
+        self._task: asyncio.Task[LoadedChat] | None = None
+
+    def start(self) -> asyncio.Task[LoadedChat]:
+        if self._task is None:
+            self._task = asyncio.create_task(asyncio.to_thread(self._write))
+        return self._task
+
+    async def written(self) -> LoadedChat:
+        return await self.start()
+
+    async def settled(self) -> None:
+        """Started if it was not, and finished; its failure is `written`'s to tell."""
+        task = self.start()
+        if not task.done():
+            await asyncio.wait([task])
+
+
 class ChatService:
     def __init__(
         self,
@@ -229,16 +256,11 @@ class ChatService:
                 self._narrator.stamp_sent(ref, loaded.chat, message)
             before = as_read(loaded.chat, 0)
             loaded.chat.append(message)
-            # The message is written while the reply is prepared and streamed, not before:
-            # the write is off the path to the first token.
-            saving = asyncio.create_task(
-                asyncio.to_thread(self._write_sent, loaded, message, before)
-            )
+            saving = _PendingSave(lambda: self._write_sent(loaded, message, before))
             try:
                 return await self._turn(loaded, "normal", on_delta, stop, saving)
             finally:
-                if not saving.done():
-                    await asyncio.wait([saving])
+                await saving.settled()  # written even when no reply could be made
 
     async def generate(
         self,
@@ -283,7 +305,7 @@ class ChatService:
         kind: Kind,
         on_delta: OnDelta | None,
         stop: asyncio.Event | None,
-        saving: asyncio.Task[LoadedChat] | None = None,
+        saving: _PendingSave | None = None,
         *,
         batch: int | None = None,
     ) -> Turn:
@@ -302,6 +324,8 @@ class ChatService:
             group=group.members if group is not None else (),
             cast=cast,
         )
+        if saving is not None:
+            saving.start()
         model = self._model_for(character.name)
         started = self._clock()
         clock_start = time.perf_counter()
@@ -329,7 +353,7 @@ class ChatService:
         }
         try:
             if saving is not None:
-                loaded = await saving  # the user's message, written meanwhile
+                loaded = await saving.written()  # the user's message, written meanwhile
             saved, index = self._save_reply(loaded, kind, character, generated, prepared, cast)
         except ConflictError as error:
             self._record(

@@ -12,9 +12,9 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
-from charmemory.core.chat_query import query_messages
+from charmemory.core.chat_query import query_messages, query_texts
 from charmemory.core.chat_user import chat_user_name
 from charmemory.core.injection import Injection
 from charmemory.core.memory_location import MemoryLocation
@@ -24,7 +24,7 @@ from charmemory.core.prompt import GenerationPrompt, Persona, PromptRequest, bui
 from charmemory.core.prompt.settings import SETTINGS as PROMPT_SETTINGS
 from charmemory.core.prompt.settings import prompt_settings
 from charmemory.core.time_question import chat_day
-from charmemory.core.world_info import GenerationType
+from charmemory.core.world_info import GenerationType, prompt_messages
 from charmemory.core.world_info.settings import SETTINGS as WORLD_INFO_SETTINGS
 from charmemory.core.world_info.settings import world_info_settings
 from charmemory.formats.chat import Chat
@@ -84,7 +84,8 @@ class PromptPreparer:
         """
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        memories = await self.memories(chat, location, kind)
+        visible = tuple(prompt_messages(chat, kind))  # read once: retrieval and the prompt
+        memories = await self._retrieve(location, query_texts(chat, visible), chat_day(chat))
         timings["retrieval_ms"] = _ms(started)
         persona = self.persona(chat)
         injection: Injection | None = memories.injection if memories else None
@@ -96,6 +97,7 @@ class PromptPreparer:
             generation_type=kind,
             character=character.stem,
             group=group,
+            visible=visible,
         )
         step = time.perf_counter()
         world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
@@ -141,6 +143,11 @@ class PromptPreparer:
         self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
     ) -> Retrieval | None:
         """The memories retrieved for the chat's last messages (None: no memory file or index)."""
+        return await self._retrieve(location, query_messages(chat, kind), chat_day(chat))
+
+    async def _retrieve(
+        self, location: MemoryLocation, texts: list[str], now: date | None
+    ) -> Retrieval | None:
         retrieval = self._retrieval()
         digest = self._files.digest(location.file)
         if retrieval is None or digest is None:
@@ -150,8 +157,7 @@ class PromptPreparer:
             loaded = self._files.load(location.file)
             await retrieval.sync_file(location.collection, loaded.file, loaded.memories)
             self._synced[location.file] = loaded.version.digest
-        texts = query_messages(chat, kind)
-        return await retrieval.retrieve_for_chat(location.collection, texts, now=chat_day(chat))
+        return await retrieval.retrieve_for_chat(location.collection, texts, now=now)
 
 
 def _scan_text(request: PromptRequest, depth: int) -> str:

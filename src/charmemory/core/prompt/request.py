@@ -44,6 +44,8 @@ class PromptRequest:
     character: str | None = None  # the card's file name without .png; defaults to its name
     # A group chat: every member's name, in the group's order (the speaker is `card`).
     group: tuple[str, ...] = ()
+    # `prompt_messages(chat, generation_type)` when the caller has already read them.
+    visible: tuple[ScanMessage, ...] | None = None
 
     @property
     def metadata(self) -> Mapping[str, Any]:
@@ -75,6 +77,8 @@ class PromptRequest:
     @cached_property
     def _messages(self) -> tuple[ScanMessage, ...]:
         # Read once per request: a long chat is walked by the scan and by assembly.
+        if self.visible is not None:
+            return self.visible
         return tuple(prompt_messages(self.chat, self.generation_type))
 
 
