@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.workspace import Workspace
-from charmemory.cli.application import run
 from tests.support.books import (
     CHARACTER,
     book_workspace,
@@ -18,6 +17,7 @@ from tests.support.books import (
     write_book,
     write_chat,
 )
+from tests.support.cli import out_of, result, use_scripted_provider
 from tests.support.extraction_fixtures import CHAT_ID
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -30,28 +30,8 @@ def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.M
     write_chat(ws, speaker_lines(30), {"world_info": BOOK})
     write_book(ws, BOOK)
     ws.close()
-    for name, value in (
-        ("CHARMEMORY_PROVIDER", "custom"),
-        ("CHARMEMORY_BASE_URL", llm_server.base_url),
-        ("CHARMEMORY_MODEL", "scripted"),
-        ("CHARMEMORY_MAX_RETRIES", "0"),
-        ("CHARMEMORY_HOME", str(ws.root)),
-    ):
-        monkeypatch.setenv(name, value)
+    use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     return ws.root
-
-
-def result(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = result(capsys, *args)
-    assert code == 0, err
-    return out
 
 
 def test_scene_writes_the_entry_and_prints_it(
