@@ -8,27 +8,22 @@ import pytest
 
 from charmemory.adapters.workspace import Workspace
 from tests.support.books import (
+    BOOK,
     CHARACTER,
-    book_workspace,
+    book_chat_workspace,
     chat_header,
     read_book,
     scene_json,
-    speaker_lines,
     write_book,
-    write_chat,
 )
 from tests.support.cli import out_of, result, use_scripted_provider
 from tests.support.extraction_fixtures import CHAT_ID
 from tests.support.scripted_llm import ScriptedLLMServer
 
-BOOK = "Mira Memories"
-
 
 @pytest.fixture
 def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    ws = book_workspace(tmp_path / "ws")
-    write_chat(ws, speaker_lines(30), {"world_info": BOOK})
-    write_book(ws, BOOK)
+    ws = book_chat_workspace(tmp_path / "ws")
     ws.close()
     use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     return ws.root
