@@ -15,29 +15,22 @@ from charmemory.api.profiles import ProfileChanges
 from charmemory.services.book_profiles import FIELDS
 from tests.api.conftest import api_over
 from tests.support.books import (
+    BOOK,
     CHARACTER,
     answering,
     book_app,
-    book_workspace,
+    book_chat_workspace,
     chat_header,
     read_book,
     scene_json,
-    speaker_lines,
-    write_book,
-    write_chat,
 )
 from tests.support.extraction_fixtures import CHAT_ID
 from tests.support.fake_chat_model import FakeChatModel
 
-BOOK = "Mira Memories"
-
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    ws = book_workspace(tmp_path / "ws")
-    write_chat(ws, speaker_lines(30))
-    write_book(ws, BOOK)
-    return ws
+    return book_chat_workspace(tmp_path / "ws", bound=False)
 
 
 def serve(ws: Workspace, model: FakeChatModel) -> Iterator[httpx.Client]:

@@ -7,51 +7,26 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.workspace import Workspace
-from charmemory.cli.application import run
 from tests.support.books import (
+    BOOK,
     CHARACTER,
-    book_workspace,
+    book_chat_workspace,
     chat_header,
     read_book,
     scene_json,
-    speaker_lines,
     write_book,
-    write_chat,
 )
+from tests.support.cli import out_of, result, use_scripted_provider
 from tests.support.extraction_fixtures import CHAT_ID
 from tests.support.scripted_llm import ScriptedLLMServer
-
-BOOK = "Mira Memories"
 
 
 @pytest.fixture
 def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    ws = book_workspace(tmp_path / "ws")
-    write_chat(ws, speaker_lines(30), {"world_info": BOOK})
-    write_book(ws, BOOK)
+    ws = book_chat_workspace(tmp_path / "ws")
     ws.close()
-    for name, value in (
-        ("CHARMEMORY_PROVIDER", "custom"),
-        ("CHARMEMORY_BASE_URL", llm_server.base_url),
-        ("CHARMEMORY_MODEL", "scripted"),
-        ("CHARMEMORY_MAX_RETRIES", "0"),
-        ("CHARMEMORY_HOME", str(ws.root)),
-    ):
-        monkeypatch.setenv(name, value)
+    use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     return ws.root
-
-
-def result(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = result(capsys, *args)
-    assert code == 0, err
-    return out
 
 
 def test_scene_writes_the_entry_and_prints_it(

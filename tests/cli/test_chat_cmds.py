@@ -8,6 +8,7 @@ import pytest
 from charmemory.cli.application import run
 from charmemory.formats.chat import parse_chat
 from tests.services.test_chat import card_with
+from tests.support.cli import out_of, use_scripted_provider
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -17,23 +18,8 @@ def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.M
     ws = make_workspace(tmp_path / "ws", interval=50)
     card_with(ws)
     ws.close()
-    for name, value in (
-        ("CHARMEMORY_PROVIDER", "custom"),
-        ("CHARMEMORY_BASE_URL", llm_server.base_url),
-        ("CHARMEMORY_MODEL", "scripted"),
-        ("CHARMEMORY_MAX_RETRIES", "0"),
-        ("CHARMEMORY_HOME", str(ws.root)),
-    ):
-        monkeypatch.setenv(name, value)
+    use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     return ws.root
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    capsys.readouterr()
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
 
 
 def the_chat_id(root: Path) -> str:

@@ -11,6 +11,7 @@ from charmemory.adapters.workspace import Workspace
 from charmemory.cli.application import run
 from charmemory.cli.extraction_cmds import call_progress, progress_label
 from charmemory.services.extraction_report import ExtractionReport
+from tests.support.cli import use_scripted_provider
 from tests.support.extraction_fixtures import (
     CHARACTER,
     CHAT_ID,
@@ -35,11 +36,7 @@ def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.M
     )
     write_chat(ws, alternating(10))
     ws.close()
-    monkeypatch.setenv("CHARMEMORY_PROVIDER", "custom")
-    monkeypatch.setenv("CHARMEMORY_BASE_URL", llm_server.base_url)
-    monkeypatch.setenv("CHARMEMORY_MODEL", "scripted")
-    monkeypatch.setenv("CHARMEMORY_MAX_RETRIES", "0")
-    monkeypatch.setenv("CHARMEMORY_HOME", str(ws.root))
+    use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     return ws.root
 
 

@@ -11,6 +11,7 @@ import pytest
 from charmemory.cli.application import run
 from charmemory.formats.chat import parse_chat
 from tests.services.test_group_chat import member_card
+from tests.support.cli import out_of, use_scripted_provider
 from tests.support.extraction_fixtures import make_workspace
 from tests.support.scripted_llm import (
     RecordedRequest,
@@ -35,24 +36,9 @@ def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.M
     member_card(ws, "Abel", "{{char}} cooks.", "Soup's on.")
     member_card(ws, "Vera", "{{char}} navigates.")
     ws.close()
-    for name, value in (
-        ("CHARMEMORY_PROVIDER", "custom"),
-        ("CHARMEMORY_BASE_URL", llm_server.base_url),
-        ("CHARMEMORY_MODEL", "scripted"),
-        ("CHARMEMORY_MAX_RETRIES", "0"),
-        ("CHARMEMORY_HOME", str(ws.root)),
-    ):
-        monkeypatch.setenv(name, value)
+    use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     llm_server.respond_always(in_character)
     return ws.root
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    capsys.readouterr()
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
 
 
 def the_chat(root: Path):

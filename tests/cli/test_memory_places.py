@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from charmemory.cli.application import run
+from tests.support.cli import out_of
 from tests.support.extraction_fixtures import (
     CHARACTER,
     CHAT_ID,
@@ -48,14 +49,6 @@ def layout(
     setting, file = LAYOUTS[request.param]
     assert run(["settings", "set", *setting]) == 0
     return ws.root, file
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    capsys.readouterr()
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
 
 
 def test_every_memory_command_uses_the_same_file(

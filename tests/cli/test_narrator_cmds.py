@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from charmemory.adapters.workspace import Workspace
-from charmemory.cli.application import run
 from tests.support.books import CHARACTER, chat_messages, read_book, scene_json
+from tests.support.cli import out_of, result, use_scripted_provider
 from tests.support.narrator import narrator_workspace
 from tests.support.scripted_llm import ScriptedLLMServer
 
@@ -16,28 +16,8 @@ from tests.support.scripted_llm import ScriptedLLMServer
 def ws_root(tmp_path: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> Path:
     ws = narrator_workspace(tmp_path / "ws")
     ws.close()
-    for name, value in (
-        ("CHARMEMORY_PROVIDER", "custom"),
-        ("CHARMEMORY_BASE_URL", llm_server.base_url),
-        ("CHARMEMORY_MODEL", "scripted"),
-        ("CHARMEMORY_MAX_RETRIES", "0"),
-        ("CHARMEMORY_HOME", str(ws.root)),
-    ):
-        monkeypatch.setenv(name, value)
+    use_scripted_provider(monkeypatch, llm_server.base_url, ws.root)
     return ws.root
-
-
-def result(capsys: pytest.CaptureFixture[str], *args: str, stdin: str = "") -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = result(capsys, *args)
-    assert code == 0, err
-    return out
 
 
 def test_narrator_and_cast_commands(ws_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

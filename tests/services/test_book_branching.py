@@ -8,6 +8,7 @@ from charmemory.adapters.workspace import Workspace
 from charmemory.core.books.scenes import SceneRange
 from charmemory.errors import CharMemoryError
 from tests.support.books import (
+    BOOK,
     CHARACTER,
     answering,
     book_app,
@@ -21,7 +22,6 @@ from tests.support.books import (
 )
 from tests.support.extraction_fixtures import CHAT_ID
 
-BOOK = "Mira Memories"
 MEMBER_BOOKS = {"Alice.json": "Alice Book", "Bob.json": "Bob Book"}
 
 

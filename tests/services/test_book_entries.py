@@ -9,10 +9,11 @@ from charmemory.composition import App
 from charmemory.core.books.scenes import SceneRange
 from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
 from tests.support.books import (
+    BOOK,
     CHARACTER,
     answering,
     book_app,
-    book_workspace,
+    book_chat_workspace,
     read_book,
     scene_json,
     speaker_lines,
@@ -21,15 +22,10 @@ from tests.support.books import (
 )
 from tests.support.fake_chat_model import ChatRequest
 
-BOOK = "Mira Memories"
-
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    ws = book_workspace(tmp_path / "ws", "Alice", "Bob")
-    write_chat(ws, speaker_lines(30), {"world_info": BOOK})
-    write_book(ws, BOOK)
-    return ws
+    return book_chat_workspace(tmp_path / "ws", "Alice", "Bob")
 
 
 async def with_memories(ws: Workspace, *titles: str, extra: tuple[str, ...] = ()) -> App:

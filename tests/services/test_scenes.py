@@ -11,10 +11,11 @@ from charmemory.core.books.scenes import OverlapError, SceneRange
 from charmemory.errors import ConfigError, ConflictError
 from charmemory.ports import Completion, FreeText
 from tests.support.books import (
+    BOOK,
     CHARACTER,
     answering,
     book_app,
-    book_workspace,
+    book_chat_workspace,
     chat_header,
     chat_messages,
     read_book,
@@ -28,15 +29,10 @@ from tests.support.books import (
 from tests.support.extraction_fixtures import CHAT_ID
 from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 
-BOOK = "Mira Memories"
-
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    ws = book_workspace(tmp_path / "ws")
-    write_chat(ws, speaker_lines(30), {"world_info": BOOK})
-    write_book(ws, BOOK)
-    return ws
+    return book_chat_workspace(tmp_path / "ws")
 
 
 async def test_a_scene_becomes_an_entry_in_the_chats_book(ws: Workspace) -> None:

@@ -16,6 +16,7 @@ from tests.support.extraction_fixtures import CHAT_ID, line, make_workspace
 from tests.support.fake_chat_model import ChatRequest, FakeChatModel, ScriptedChatModel
 
 CHARACTER = "Mira"
+BOOK = "Mira Memories"
 
 
 class Clock:
@@ -74,6 +75,15 @@ def write_book(ws: Workspace, name: str, book: Lorebook | None = None) -> Path:
     path = ws.worlds_dir / f"{name}.json"
     path.write_text((book or Lorebook()).render(), encoding="utf-8")
     return path
+
+
+def book_chat_workspace(root: Path, *members: str, bound: bool = True) -> Workspace:
+    """``book_workspace`` with a chat of 30 messages and the empty memory book ``BOOK``,
+    bound to the chat unless not ``bound``."""
+    ws = book_workspace(root, *members)
+    write_chat(ws, speaker_lines(30), {"world_info": BOOK} if bound else None)
+    write_book(ws, BOOK)
+    return ws
 
 
 def read_book(ws: Workspace, name: str) -> Lorebook:

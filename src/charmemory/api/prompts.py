@@ -75,8 +75,7 @@ def replace(
     services: Services,
     variant: VariantQuery = None,
 ) -> dict[str, Any]:
-    chosen = _variant(kind, variant)
-    require_current(request, services.prompts.text(kind, chosen))
+    chosen = _unchanged_variant(kind, variant, request, services)
     warnings = services.prompts.replace(kind, body.text, chosen)
     return {**show(kind, services, response, variant), "warnings": warnings}
 
@@ -89,8 +88,7 @@ def reset(
     services: Services,
     variant: VariantQuery = None,
 ) -> dict[str, Any]:
-    chosen = _variant(kind, variant)
-    require_current(request, services.prompts.text(kind, chosen))
+    chosen = _unchanged_variant(kind, variant, request, services)
     services.prompts.reset(kind, chosen)
     return show(kind, services, response, variant)
 
@@ -99,6 +97,15 @@ def _variant(kind: PromptKind, variant: str | None) -> str:
     if variant is not None:
         return variant
     return SUMMARY if kind == "scene" else CONSERVATIVE
+
+
+def _unchanged_variant(
+    kind: PromptKind, variant: str | None, request: Request, services: Services
+) -> str:
+    """The variant a change is for, once the request's `If-Match` holds for its text."""
+    chosen = _variant(kind, variant)
+    require_current(request, services.prompts.text(kind, chosen))
+    return chosen
 
 
 def _shown_variant(kind: PromptKind, variant: str) -> str | None:

@@ -53,6 +53,11 @@ def memory_scope(app: App, character: str, chat: str | None) -> Scope:
     return Scope(found.name, chat or "", per_chat, chats)
 
 
+def _listing(app: App, scope: Scope) -> MemoryListing:
+    """The memories of the scope's file, as they are now."""
+    return app.memories.list(scope.character, chat=scope.chat or None)
+
+
 def timeline(listing: MemoryListing) -> Markup:
     return memory_timeline(
         [TimelineBlock(b.index, b.chat, b.date, len(b.memories)) for b in listing.blocks]
@@ -63,7 +68,7 @@ def blocks_region(
     app: App, scope: Scope, *, notice: str = "", undo: bool = False, applied: bool = False
 ) -> Response:
     """The blocks (and the timeline) as they are now, with a notice for what was done."""
-    listing = app.memories.list(scope.character, chat=scope.chat or None)
+    listing = _listing(app, scope)
     return fragment(
         "_memory_blocks.html",
         scope=scope,
@@ -93,7 +98,7 @@ def memory_manager(
     character: str, request: Request, services: Services, chat: str | None = None
 ) -> Response:
     scope = memory_scope(services, character, chat)
-    listing = services.memories.list(scope.character, chat=scope.chat or None)
+    listing = _listing(services, scope)
     return page(
         request,
         "memories.html",
@@ -119,7 +124,7 @@ def edit_form(
     character: str, memory_id: str, services: Services, chat: str | None = None
 ) -> Response:
     scope = memory_scope(services, character, chat)
-    listing = services.memories.list(scope.character, chat=scope.chat or None)
+    listing = _listing(services, scope)
     found = next((m for b in listing.blocks for m in b.memories if m.id == memory_id), None)
     if found is None:
         raise NotFoundError("that memory is gone: the file changed; reload the page")
