@@ -4,24 +4,36 @@ bench/data/duplicates_chat.json lists the distinct facts of one long chat, each 
 keyword lists that mark a bullet stating it. A bullet is a duplicate when every fact it
 states was stated by an earlier bullet; bullets stating no labelled fact are counted
 apart. Run on the memory file an extraction of that chat wrote:
-`PYTHONPATH=src .venv/bin/python bench/duplicates.py MEMORY_FILE`.
+`PYTHONPATH=src .venv/bin/python bench/duplicates.py MEMORY_FILE`, or have the model in
+force (the embedded local model when no provider is configured) extract the chat in a
+new workspace first, keeping every chunk's saved and dropped bullets in a JSON file:
+`... bench/duplicates.py --extract CHUNKS.json` (about 12 calls of 20 messages).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from charmemory.composition import create_app
 from charmemory.core.retrieval import items_from_memory_file
 from charmemory.formats.memory_file import parse_memory_file
 
 DATA = Path(__file__).resolve().parent / "data" / "duplicates_chat.json"
+ROOT = Path(__file__).resolve().parents[1]
+CARD = (
+    "Professor Edmund Hale is an elderly, kindly and absent-minded linguist at a college, "
+    "deciphering the Vellmarch Tablets."
+)
 
 
 @dataclass(frozen=True)
@@ -67,12 +79,50 @@ def count_duplicates(bullets: Sequence[str], facts: Sequence[Fact]) -> Duplicate
     return Duplicates(len(bullets), duplicates, unlabelled, len(seen))
 
 
+async def extract(chunks_file: Path) -> list[str]:
+    """Extract the labelled chat in a new workspace; returns the bullets saved, in order."""
+    labels = json.loads(DATA.read_text(encoding="utf-8"))
+    character = labels["character"]
+    root = Path(tempfile.mkdtemp(prefix="charmemory-duplicates-"))
+    try:
+        app = create_app(root)
+        card = {
+            "spec": "chara_card_v2",
+            "spec_version": "2.0",
+            "data": {"name": character, "description": CARD, "first_mes": ""},
+        }
+        (root / "characters" / f"{character}.json").write_text(json.dumps(card), "utf-8")
+        folder = root / "chats" / character
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / labels["chat"], folder / f"{character} - 2023-6-19@14h18m02s.jsonl")
+
+        def progress(*_: object) -> None:
+            print(".", end="", flush=True)
+
+        report = await app.extraction.extract(character, progress=progress)
+        chunks = [
+            {"first": c.first, "last": c.last, "saved": c.saved, "dropped": c.dropped}
+            for c in report.chunks
+        ]
+        chunks_file.write_text(json.dumps(chunks, indent=1, ensure_ascii=False), "utf-8")
+        return [bullet for chunk in chunks for bullet in chunk["saved"]]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("memory_file", type=Path)
-    path = parser.parse_args().memory_file
-    memory = parse_memory_file(path.read_text(encoding="utf-8"))
-    bullets = [item.text for item in items_from_memory_file("chat", path.name, memory)]
+    parser.add_argument("memory_file", type=Path, nargs="?")
+    parser.add_argument("--extract", type=Path, metavar="CHUNKS_JSON")
+    args = parser.parse_args()
+    if args.extract:
+        bullets = asyncio.run(extract(args.extract))
+    elif args.memory_file:
+        memory = parse_memory_file(args.memory_file.read_text(encoding="utf-8"))
+        items = items_from_memory_file("chat", args.memory_file.name, memory)
+        bullets = [item.text for item in items]
+    else:
+        parser.error("give a MEMORY_FILE or --extract CHUNKS_JSON")
     facts = load_facts()
     found = count_duplicates(bullets, facts)
     print(
