@@ -47,6 +47,8 @@ bench: models
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/extraction_quality.py
 	$(BIN)/python bench/world_info.py
+	$(BIN)/python bench/chat_overhead.py
+	$(BIN)/python bench/api_load.py
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .hypothesis

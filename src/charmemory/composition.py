@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from charmemory.adapters.activity_log import ActivityLog
+from charmemory.adapters.books.files import BookFiles
+from charmemory.adapters.books.profiles import ProfileStore
+from charmemory.adapters.books.transactions import BookTransactions
 from charmemory.adapters.consolidation_previews import PreviewStore
 from charmemory.adapters.embed_http import OllamaEmbedder, OpenAIEmbedder
 from charmemory.adapters.embed_onnx import OnnxEmbedder
@@ -53,6 +56,11 @@ from charmemory.core.providers import EMBEDDED
 from charmemory.core.redaction import Redactor
 from charmemory.errors import CharMemoryError, ConfigError
 from charmemory.ports import ChatModel, CompletionRelay, Embedder, TokenCounter
+from charmemory.services.book_branching import BookBranching
+from charmemory.services.book_consolidation import BookConsolidation
+from charmemory.services.book_entries import BookEntries
+from charmemory.services.book_profiles import ProfileService
+from charmemory.services.books import BookService
 from charmemory.services.chat import ChatService
 from charmemory.services.chat_commands import ChatCommands
 from charmemory.services.chat_recording import ChatRecorder
@@ -73,6 +81,8 @@ from charmemory.services.prompts import PromptService
 from charmemory.services.providers import ProviderService
 from charmemory.services.repair import AfterRebuild, RepairService
 from charmemory.services.retrieval import RetrievalService
+from charmemory.services.scene_writer import EntryWriter
+from charmemory.services.scenes import SceneService
 from charmemory.services.settings import SettingsService
 
 EMBEDDER_URLS = {"openai": "https://api.openai.com/v1", "ollama": "http://127.0.0.1:11434"}
@@ -314,6 +324,8 @@ class App:
             self.activity,
             model_for=self._chat_model_for,
             clock=self._clock,
+            after_reply=lambda ref, lock: self.scenes.after_reply(ref, lock),
+            after_branch=lambda parent, name: self.book_branching.after_branch(parent, name),
         )
 
     @cached_property
@@ -390,6 +402,56 @@ class App:
             log=self.activity,
             redact=self.keys.redact,
         )
+
+    # -- memory books ---------------------------------------------------------------------
+
+    @cached_property
+    def _book_files(self) -> BookFiles:
+        return BookFiles(self.workspace)
+
+    @cached_property
+    def books(self) -> BookService:
+        """Memory books: listed, bound to chats, versioned; written all together or not at all."""
+        transactions = BookTransactions(
+            self.workspace, self._book_files, self.library.load_chat, clock=self._clock
+        )
+        return BookService(
+            self._book_files, transactions, self.library, self.settings, self.activity
+        )
+
+    @cached_property
+    def book_profiles(self) -> ProfileService:
+        return ProfileService(ProfileStore(self.workspace.db))
+
+    @cached_property
+    def _entry_writer(self) -> EntryWriter:
+        return EntryWriter(self.settings, self.prompts, self._book_model)
+
+    def _book_model(self, character: str, overrides: Mapping[str, Any]) -> ChatModel:
+        """A profile's model: its own connection, else the character's chat model."""
+        if self._chat_model is not None:
+            return self._chat_model()
+        return self.providers.chat_model({**overrides, **self._overrides}, character=character)
+
+    @cached_property
+    def scenes(self) -> SceneService:
+        return SceneService(
+            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
+        )
+
+    @cached_property
+    def book_entries(self) -> BookEntries:
+        return BookEntries(
+            self.books, self.book_profiles, self._entry_writer, self.activity, clock=self._clock
+        )
+
+    @cached_property
+    def book_consolidation(self) -> BookConsolidation:
+        return BookConsolidation(self.books, self.book_profiles, self._entry_writer, self.activity)
+
+    @cached_property
+    def book_branching(self) -> BookBranching:
+        return BookBranching(self.books, self.activity, clock=self._clock)
 
 
 # -- what any command may need before (or without) a workspace --------------------------------

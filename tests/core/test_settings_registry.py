@@ -20,6 +20,7 @@ def test_names_are_grouped_by_prefix() -> None:
         "chat",
         "persona",
         "server",
+        "books",
     )
     assert all(name.split(".", 1)[0] in GROUPS for name in SETTINGS)
     assert {s.name for s in in_group("model")} >= {"model.temperature", "model.provider"}

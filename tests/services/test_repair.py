@@ -35,6 +35,7 @@ async def workspace_with_state(tmp_path: Path) -> Workspace:
     app = app_of(ws)
     app.settings.set("extraction.interval", "7", character=CHARACTER)
     app.prompts.replace("extraction", app.prompts.text("extraction") + "\nBe brief.")
+    app.book_profiles.set("Terse", {"preset": "minimal"}, make_default=True)
     await app.extraction.extract(CHARACTER, "Mira - 2026-02-15@10h00m00s123ms")
     memory_file = ws.files_dir / f"{CHARACTER}-memories.md"
     with memory_file.open("a", encoding="utf-8") as handle:
@@ -74,7 +75,13 @@ async def test_a_damaged_page_costs_only_what_was_on_it(tmp_path: Path) -> None:
     assert repaired.damaged_copy.parent == ws.state_dir
     assert repaired.damaged_copy.read_bytes() == damaged_bytes
     assert repaired.salvaged is not None
-    assert repaired.salvaged.recovered == ("settings", "replaced prompts", "extraction progress")
+    assert repaired.salvaged.recovered == (
+        "settings",
+        "replaced prompts",
+        "extraction progress",
+        "memory book profiles",
+        "interrupted memory book writes",
+    )
     assert repaired.memory_files == (f"user/files/{CHARACTER}-memories.md",)
     assert [(p.character, p.chat) for p in repaired.progress_unknown] == [(CHARACTER, OTHER_CHAT)]
     ws.close()
@@ -82,6 +89,7 @@ async def test_a_damaged_page_costs_only_what_was_on_it(tmp_path: Path) -> None:
     app = app_of(ws)
     assert app.settings.extraction(CHARACTER).interval == 7
     assert app.prompts.text("extraction").endswith("Be brief.")
+    assert app.book_profiles.default().preset == "minimal"
     status = {row.chat: row for row in app.extraction_admin.status(CHARACTER).chats}
     assert status["Mira - 2026-02-15@10h00m00s123ms"].last_extracted == 9
     assert status[OTHER_CHAT].last_extracted == -1

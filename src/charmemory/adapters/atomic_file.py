@@ -86,20 +86,34 @@ def write_atomic(
                     f"{path.name} changed on disk since it was read; nothing was written "
                     "(reload and try again)"
                 )
-        _remove_stale_temporaries(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with tmp.open("wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            tmp.replace(path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        _fsync_directory(path.parent)
+        replace_file(path, data)
     return FileVersion(path, digest_of(data))
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` as ``path`` through a fsynced temporary file and a rename.
+
+    The caller holds the file's lock (`FileLocks.hold`): this neither locks nor checks.
+    """
+    _remove_stale_temporaries(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def remove_file(path: Path) -> None:
+    """Remove ``path`` durably (the caller holds its lock); a missing file is already gone."""
+    path.unlink(missing_ok=True)
+    _fsync_directory(path.parent)
 
 
 def delete_file(path: Path, *, expected: FileVersion | None, locks: FileLocks) -> None:
@@ -109,8 +123,7 @@ def delete_file(path: Path, *, expected: FileVersion | None, locks: FileLocks) -
             raise ConflictError(
                 f"{path.name} changed on disk since it was read; nothing was deleted"
             )
-        path.unlink(missing_ok=True)
-        _fsync_directory(path.parent)
+        remove_file(path)
 
 
 def _remove_stale_temporaries(path: Path) -> None:

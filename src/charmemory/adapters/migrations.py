@@ -274,6 +274,41 @@ def m010_extracted_blocks(conn: sqlite3.Connection) -> None:
     )
 
 
+def m011_memory_books(conn: sqlite3.Connection) -> None:
+    """The journal of multi-book writes (finished or undone on the next start), and profiles.
+
+    A transaction's files are recorded with what each held before and will hold
+    after, so a process killed half-way can be completed; a finished one leaves
+    no rows. Book versions share `memory_versions` with memory files (by path).
+    """
+    execute_all(
+        conn,
+        """CREATE TABLE book_transactions (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            started_at TEXT NOT NULL,
+            cause      TEXT NOT NULL,     -- scene memory, edit, branch, undo ...
+            detail     TEXT NOT NULL DEFAULT ''
+        )""",
+        """CREATE TABLE book_transaction_files (
+            txn           INTEGER NOT NULL REFERENCES book_transactions (id) ON DELETE CASCADE,
+            position      INTEGER NOT NULL,
+            path          TEXT NOT NULL,     -- relative to the workspace
+            versioned     INTEGER NOT NULL,  -- 1: a book, whose versions are kept; 0: a chat
+            before_digest TEXT,              -- NULL: the file did not exist
+            before_data   BLOB,              -- zlib-compressed
+            after_digest  TEXT,              -- NULL: the file is removed
+            after_data    BLOB,
+            restores      INTEGER,           -- for an undo: the book version brought back
+            PRIMARY KEY (txn, position)
+        )""",
+        """CREATE TABLE book_profiles (
+            name       TEXT PRIMARY KEY,
+            data       TEXT NOT NULL,     -- JSON, with STMB's profile field names
+            is_default INTEGER NOT NULL DEFAULT 0
+        )""",
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_core,
     m002_extraction_state,
@@ -285,4 +320,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     m008_prompts_and_registry_names,
     m009_generations,
     m010_extracted_blocks,
+    m011_memory_books,
 )

@@ -3,7 +3,8 @@
 Nothing in it is the only copy of a memory: the memory files are the source of
 truth, and the retrieval index, the history and the activity log can start
 again from them. What it alone holds is what a person chose (settings,
-replaced prompts) and how far extraction got in each chat. `salvage` copies
+replaced prompts, memory book profiles), how far extraction got in each chat
+and the journal of memory-book writes a killed process left unfinished. `salvage` copies
 those parts from the damaged file into a new database, each part whole or
 not at all, so a page that no longer reads costs that part only.
 """
@@ -33,11 +34,14 @@ _PARTS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
         ("extraction_chats", "extracted_messages", "pending_appends"),
         {"pending_appends": "fingerprints"},
     ),
+    ("memory book profiles", ("book_profiles",), {"book_profiles": "data"}),
+    # Finished by the next start, so a killed multi-book write still ends whole.
+    ("interrupted memory book writes", ("book_transactions", "book_transaction_files"), {}),
 )
 # Never copied: each starts again (the index and history from the memory files).
 NOT_CARRIED = (
     "the activity log",
-    "the history of each memory file (it starts again from the file as it is)",
+    "the history of each memory file and memory book (it starts again from the file as it is)",
     "the retrieval index (rebuilt when next used)",
     "consolidation previews",
 )

@@ -19,13 +19,14 @@ import hashlib
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import platformdirs
 
 from charmemory.adapters.atomic_file import FileLocks
+from charmemory.adapters.books.journal import recover_pending
 from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.sqlite_db import connect
 from charmemory.errors import (
@@ -57,6 +58,8 @@ class Workspace:
     root: Path
     writable: bool
     state_dir: Path
+    # What opening the database finished of writes a killed process left half-done.
+    recovered: list[str] = field(default_factory=list)
 
     @classmethod
     def open(cls, root: Path, *, allow_write: bool = False) -> Workspace:
@@ -130,7 +133,11 @@ class Workspace:
 
     @cached_property
     def db(self) -> sqlite3.Connection:
-        return connect(self.database_path, MIGRATIONS)
+        conn = connect(self.database_path, MIGRATIONS)
+        if self.writable:
+            # A memory-book write a killed process left half-done is finished first.
+            self.recovered = recover_pending(conn, self.root, self.locks)
+        return conn
 
     def inside(self, base: Path, *parts: str) -> Path:
         """`base/parts...`, refused if it would leave `base` (path traversal)."""

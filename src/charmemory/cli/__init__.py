@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from charmemory.cli import (  # noqa: F401  (modules register their commands)
+    book_cmds,
     chat_cmds,
     demo_cmds,
     diagnose_cmds,
@@ -12,9 +13,11 @@ from charmemory.cli import (  # noqa: F401  (modules register their commands)
     group_cmds,
     memory_cmds,
     model_cmds,
+    profile_cmds,
     prompt_cmds,
     provider_cmds,
     retrieval_cmds,
+    scene_cmds,
     serve_cmds,
     settings_cmds,
     watch_cmds,

@@ -169,6 +169,8 @@ def branch(
     """A new chat holding messages 0..AT, pointing back to this one."""
     name = asyncio.run(state.app().chat.branch(character, at, chat))
     typer.echo(f"branch: {name}")
+    for source, copy in state.app().book_branching.copies(character, name):
+        typer.echo(f"memory book {source} copied as {copy}")
 
 
 persona_app = typer.Typer(help="Who you play in chats.", no_args_is_help=True)

@@ -117,6 +117,19 @@ def _candidate_line(candidate: dict[str, Any]) -> str:
     )
 
 
+def _lore_label(entry: dict[str, Any]) -> str:
+    """`Book#3 001 - Dawn [memory 10-25]`: an entry, marked when it is a scene memory."""
+    label = f"{entry['book']}#{entry['uid']} {entry['comment']}"
+    memory = entry.get("memory")
+    if not memory:
+        return label
+    scene = memory.get("range")
+    mark = memory["tier"] + (f" {scene[0]}-{scene[1]}" if scene else "")
+    if memory.get("canonical") is False:
+        mark += ", linked copy"
+    return f"{label} [{mark}]"
+
+
 def generation_lines(record: GenerationRecord, *, raw: bool) -> list[str]:
     """One generation: model, tokens by section, memories, lorebooks, World Info, prompt."""
     tokens = record.tokens
@@ -144,12 +157,14 @@ def generation_lines(record: GenerationRecord, *, raw: bool) -> list[str]:
     )
     lines.extend(f"    {name} (missing: no such book)" for name in record.missing_lorebooks)
     active = [e for e in record.world_info if e["activated"]]
-    lines.append(f"  world info: {len(active)} of {len(record.world_info)} entries activated")
-    lines.extend(f"    + {e['book']}#{e['uid']} {e['comment']}: {e['why']}" for e in active)
+    used = [e for e in active if e.get("memory")]
+    lines.append(
+        f"  world info: {len(active)} of {len(record.world_info)} entries activated"
+        + (f", {len(used)} of them memory-book entries" if used else "")
+    )
+    lines.extend(f"    + {_lore_label(e)}: {e['why']}" for e in active)
     lines.extend(
-        f"    - {e['book']}#{e['uid']} {e['comment']}: {e['why']}"
-        for e in record.world_info
-        if not e["activated"]
+        f"    - {_lore_label(e)}: {e['why']}" for e in record.world_info if not e["activated"]
     )
     if raw:
         for message in record.prompt:

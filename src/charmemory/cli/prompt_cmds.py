@@ -1,4 +1,4 @@
-"""`charmemory prompt`: show, replace or restore the extraction and consolidation prompts."""
+"""`charmemory prompt`: show, replace or restore the extraction, consolidation and scene prompts."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import typer
 
 from charmemory.cli.application import app, state
 from charmemory.composition import read_text_file
+from charmemory.core.books.presets import SUMMARY, preset_names
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
 from charmemory.errors import NotFoundError
 from charmemory.services.prompts import KINDS, PromptKind
 
 prompt_app = typer.Typer(
-    help="The extraction and consolidation prompts (editable, with restore default).",
+    help="The extraction, consolidation and scene memory prompts (editable, restorable).",
     no_args_is_help=True,
 )
 app.add_typer(prompt_app, name="prompt")
@@ -26,6 +27,9 @@ StrategyOption = Annotated[
     str,
     typer.Option(help=f"The consolidation strategy: {', '.join(STRATEGIES)}."),
 ]
+PresetOption = Annotated[
+    str, typer.Option(help=f"The scene memory preset: {', '.join(preset_names())}.")
+]
 
 
 def _kind(text: str) -> PromptKind:
@@ -35,16 +39,22 @@ def _kind(text: str) -> PromptKind:
     raise NotFoundError(f"unknown prompt {text!r}; prompts: {', '.join(KINDS)}")
 
 
+def _variant(kind: PromptKind, strategy: str, preset: str) -> str:
+    return preset if kind == "scene" else strategy
+
+
 @prompt_app.command("show")
 def show(
     kind: KindArg = "extraction",
     strategy: StrategyOption = CONSERVATIVE,
+    preset: PresetOption = SUMMARY,
     default: Annotated[bool, typer.Option("--default", help="Show the built-in prompt.")] = False,
 ) -> None:
     """Print the prompt in force (or the built-in default)."""
     prompts = state.app().prompts
     chosen = _kind(kind)
-    text = prompts.default(chosen, strategy) if default else prompts.text(chosen, strategy)
+    variant = _variant(chosen, strategy, preset)
+    text = prompts.default(chosen, variant) if default else prompts.text(chosen, variant)
     typer.echo(text, nl=False)
 
 
@@ -53,17 +63,24 @@ def set_prompt(
     kind: KindArg,
     file: Annotated[Path, typer.Argument(help="A text file holding the new prompt.")],
     strategy: StrategyOption = CONSERVATIVE,
+    preset: PresetOption = SUMMARY,
 ) -> None:
     """Use the prompt in FILE (extraction placeholders: {{char}}, {{recentMessages}} ...)."""
     chosen = _kind(kind)
-    warnings = state.app().prompts.replace(chosen, read_text_file(file), strategy)
+    text = read_text_file(file)
+    warnings = state.app().prompts.replace(chosen, text, _variant(chosen, strategy, preset))
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
     typer.echo(f"{kind} prompt saved; `charmemory prompt reset {kind}` restores the default")
 
 
 @prompt_app.command("reset")
-def reset(kind: KindArg = "extraction", strategy: StrategyOption = CONSERVATIVE) -> None:
+def reset(
+    kind: KindArg = "extraction",
+    strategy: StrategyOption = CONSERVATIVE,
+    preset: PresetOption = SUMMARY,
+) -> None:
     """Restore the built-in prompt."""
-    state.app().prompts.reset(_kind(kind), strategy)
+    chosen = _kind(kind)
+    state.app().prompts.reset(chosen, _variant(chosen, strategy, preset))
     typer.echo(f"{kind} prompt restored to the default")

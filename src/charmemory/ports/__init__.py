@@ -5,6 +5,13 @@ constructors. Nothing here does IO. One module per kind of outside thing; every
 name is importable from `charmemory.ports`.
 """
 
+from charmemory.ports.books import (
+    BookStore,
+    BookTransactions,
+    BookWrite,
+    LoadedBook,
+    ProfileRepository,
+)
 from charmemory.ports.chat import (
     GenerationLog,
     LorebookStore,
@@ -78,6 +85,9 @@ __all__ = [
     "ActivityRecorder",
     "AnswerFormat",
     "ApiKeyStore",
+    "BookStore",
+    "BookTransactions",
+    "BookWrite",
     "Character",
     "CharacterLibrary",
     "ChatMessage",
@@ -105,6 +115,7 @@ __all__ = [
     "KeyLookup",
     "LatestChatRef",
     "Level",
+    "LoadedBook",
     "LoadedChat",
     "LoadedGroup",
     "LoadedMemories",
@@ -114,6 +125,7 @@ __all__ = [
     "NewMemories",
     "PendingAppend",
     "PreviewRepository",
+    "ProfileRepository",
     "PromptStore",
     "RelayedPiece",
     "RetrievalIndex",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -51,6 +51,11 @@ from charmemory.services.settings import SettingsService
 
 Kind = Literal["normal", "swipe", "regenerate", "continue"]
 OnDelta = Callable[[StreamDelta], object]
+# Work that follows a saved reply in the background (automatic scene memories); it is
+# given the chat's lock, to hold only while it writes the chat.
+AfterReply = Callable[[ChatRef, asyncio.Lock], Awaitable[object]]
+# Work that follows a new branch (copying memory books): given the parent and the branch's id.
+AfterBranch = Callable[[ChatRef, str], object]
 STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
 
 
@@ -75,6 +80,7 @@ class Turn:
 class _Running:
     tasks: dict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    after_reply: list[asyncio.Task[Any]] = field(default_factory=list)
 
 
 class ChatService:
@@ -89,6 +95,8 @@ class ChatService:
         *,
         model_for: Callable[[str], ChatModel],
         clock: Callable[[], datetime],
+        after_reply: AfterReply | None = None,
+        after_branch: AfterBranch | None = None,
     ):
         self._locator = locator
         self._library = locator.library
@@ -101,6 +109,8 @@ class ChatService:
         self._clock = clock
         self._locks: dict[Path, asyncio.Lock] = {}
         self._running = _Running()
+        self._after_reply = after_reply
+        self._after_branch = after_branch
 
     # -- chats ------------------------------------------------------------------------
 
@@ -301,6 +311,7 @@ class ChatService:
             ) from None
         number = self._record(saved.ref, kind, prepared, generated, timings, finish, index, None)
         extraction = self.trigger_extraction(character, saved.ref)
+        self._start_after_reply(saved.ref)
         return Turn(
             saved.ref.id,
             index,
@@ -461,9 +472,29 @@ class ChatService:
                 "chat.extraction", message, level="warning", character=character, chat=chat
             )
 
+    def _start_after_reply(self, ref: ChatRef) -> None:
+        if self._after_reply is None:
+            return
+        running = [task for task in self._running.after_reply if not task.done()]
+        self._running.after_reply = [*running, asyncio.create_task(self._follow_reply(ref))]
+
+    async def _follow_reply(self, ref: ChatRef) -> None:
+        assert self._after_reply is not None
+        try:
+            await self._after_reply(ref, self.chat_lock(ref))
+        except CharMemoryError as error:
+            name = ref.character.name
+            message = f"automatic scene memory failed for {name} ({ref.id}): {error}"
+            self._running.failures.append(message)
+            self._activity.record(
+                "chat.scene_memory", message, level="warning", character=name, chat=ref.id
+            )
+
     async def extractions_finished(self) -> list[str]:
-        """Wait for background extractions; the failures since the last call, once each."""
+        """Wait for background extractions (and scene memories); the failures since the last
+        call, once each."""
         running = [task for task in self._running.tasks.values() if not task.done()]
+        running += [task for task in self._running.after_reply if not task.done()]
         if running:
             await asyncio.gather(*running)
         return self.extraction_failures()
@@ -572,6 +603,8 @@ class ChatService:
             name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
             self._library.create_chat(loaded.ref.character, name, copy)
             self._library.save_chat(loaded, loaded.chat)
+        if self._after_branch is not None:
+            self._after_branch(ref, name)
         return name
 
     async def _edit(

@@ -4,9 +4,12 @@ The chat's book is `chat_metadata.world_info`; the persona's is
 `persona.lorebook`; the character's are its card's primary book
 (`data.extensions.world`, or the card's embedded book when the workspace has
 no book of that name) and `world_info.extra_books`; the global ones are
-`world_info.global_books`. A book that is named but missing is reported, not
-fatal. Vectorized entries are scored by the retrieval index's similarity to the
-scan text, each book indexed as its own collection.
+`world_info.global_books`. In the manual lorebook mode of memory books the
+chat's memory book (`STMemoryBooks.manualLorebook`) and the character's own
+member book join the character's books (source `memory book`). A book that is
+named but missing is reported, not fatal. Vectorized entries are scored by the
+retrieval index's similarity to the scan text, each book indexed as its own
+collection.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from charmemory.core.books.chat_state import bindings_of
 from charmemory.core.retrieval import Collection
 from charmemory.core.world_info import (
     Candidates,
@@ -85,6 +89,7 @@ class LoreGatherer:
             named("character", n)
             for n in self._settings.value("world_info.extra_books", character.name)
         ]
+        own += [named("memory book", n) for n in self._memory_books(character, chat)]
         global_books = [named("global", n) for n in self._settings.value("world_info.global_books")]
         sources = LoreSources(
             chat=chat_book,
@@ -93,6 +98,14 @@ class LoreGatherer:
             global_books=tuple(book for book in global_books if book is not None),
         )
         return GatheredLore(gather_candidates(sources, world_info), sources, found, missing)
+
+    def _memory_books(self, character: Character, chat: Chat) -> list[str]:
+        """In manual mode, the chat's memory book and the character's own member book."""
+        if self._settings.value("books.lorebook_mode", character.name) != "manual":
+            return []
+        bindings = bindings_of(chat.header)
+        member = bindings.member_books.get(character.card_path.name)
+        return [name for name in (bindings.manual_book, member) if name]
 
     def _primary(
         self, character: Character, found: list[tuple[str, str, int]], missing: list[str]

@@ -1,16 +1,18 @@
-"""The prompts people can replace: extraction's, and consolidation's for each strategy."""
+"""The prompts people can replace: extraction's, consolidation's for each strategy, and each
+scene preset of memory books (the second argument names the strategy or the preset)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
+from charmemory.core.books.presets import PRESETS, check_preset
 from charmemory.core.consolidation_prompt import CONSERVATIVE, DEFAULT_PROMPTS, check_strategy
 from charmemory.core.extraction_prompt import DEFAULT_EXTRACTION_PROMPT, check_template
 from charmemory.errors import ConfigError
 from charmemory.ports import PromptStore
 
-PromptKind = Literal["extraction", "consolidation"]
-KINDS: tuple[PromptKind, ...] = ("extraction", "consolidation")
+PromptKind = Literal["extraction", "consolidation", "scene"]
+KINDS: tuple[PromptKind, ...] = ("extraction", "consolidation", "scene")
 
 
 class PromptService:
@@ -24,6 +26,8 @@ class PromptService:
     def default(self, kind: PromptKind, strategy: str = CONSERVATIVE) -> str:
         if kind == "extraction":
             return DEFAULT_EXTRACTION_PROMPT
+        if kind == "scene":
+            return PRESETS[check_preset(strategy)]
         return DEFAULT_PROMPTS[check_strategy(strategy)]
 
     def is_default(self, kind: PromptKind, strategy: str = CONSERVATIVE) -> bool:
@@ -46,4 +50,6 @@ def _name(kind: PromptKind, strategy: str) -> str:
         return "extraction"
     if kind == "consolidation":
         return f"consolidation.{check_strategy(strategy)}"
+    if kind == "scene":
+        return f"scene.{check_preset(strategy)}"
     raise ConfigError(f"unknown prompt {kind!r}; prompts: {', '.join(KINDS)}")

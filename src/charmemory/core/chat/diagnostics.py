@@ -4,7 +4,8 @@ A record holds the prompt exactly as sent (each message with the prompt
 sections it came from and its tokens), the memories injected with their scores
 and the query that found them, every World Info candidate with whether it
 activated and why, the model, the timings, the finish reason and the reply
-itself (so a reply that could not be saved is not lost).
+itself (so a reply that could not be saved is not lost). A candidate that is a
+memory-book entry says so (`memory`: its tier, scene range and chat).
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from charmemory.core.books.entry import chat_of, is_memory, link_of, scene_of, tier_of
+from charmemory.core.books.tiers import tier_name
 from charmemory.core.prompt import GenerationPrompt
 from charmemory.core.world_info import Explanation
+from charmemory.formats.lorebook import LorebookEntry
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,16 @@ def prompt_parts(built: GenerationPrompt) -> PromptParts:
         "last_in_context_message_id": assembled.last_in_context_message_id,
         "dropped_message_ids": list(assembled.dropped_message_ids),
     }
-    return PromptParts(messages, [_explained(e) for e in built.world_info.explanations()], tokens)
+    result = built.world_info
+    explained = [
+        _explained(explanation, item.entry.source)
+        for explanation, item in zip(result.explanations(), result.candidates.entries, strict=True)
+    ]
+    return PromptParts(messages, explained, tokens)
 
 
-def _explained(explanation: Explanation) -> dict[str, Any]:
+def _explained(explanation: Explanation, source: LorebookEntry) -> dict[str, Any]:
+    memory = memory_of(source)
     return {
         "book": explanation.book,
         "uid": explanation.uid,
@@ -93,4 +103,19 @@ def _explained(explanation: Explanation) -> dict[str, Any]:
         "reason": str(explanation.reason),
         "why": explanation.text,
         **({"step": explanation.step} if explanation.step is not None else {}),
+        **({"memory": memory} if memory is not None else {}),
+    }
+
+
+def memory_of(entry: LorebookEntry) -> dict[str, Any] | None:
+    """What a memory-book entry is (tier, scene range, chat, link); None for other entries."""
+    if not is_memory(entry):
+        return None
+    scene = scene_of(entry)
+    link = link_of(entry)
+    return {
+        "tier": tier_name(tier_of(entry)),
+        "range": None if scene is None else [scene.first, scene.last],
+        "chat": chat_of(entry),
+        **({} if link is None else {"canonical": link.canonical, "group": link.inclusion_group}),
     }

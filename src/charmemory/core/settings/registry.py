@@ -10,6 +10,7 @@ from charmemory.core import (
     retrieval_settings,
     server_settings,
 )
+from charmemory.core.books import settings as book_settings
 from charmemory.core.chat import settings as chat_settings
 from charmemory.core.consolidation_prompt import DEFAULT_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from charmemory.core.prompt import settings as prompt_settings
@@ -42,6 +43,7 @@ SETTINGS: dict[str, Setting] = {
         *prompt_settings.SETTINGS,
         *chat_settings.SETTINGS,
         *server_settings.SETTINGS,
+        *book_settings.SETTINGS,
     )
 }
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(setting.group for setting in SETTINGS.values()))
