@@ -26,8 +26,14 @@ midway slows them alike. Answers are kept (bench/extraction_quality_runs.json) a
 scored when the report is written, so better labels rescore every run without the
 model; `--resume` finishes a run that was stopped.
 
+A run goes through its excerpts in the order it lists them: `--excerpts shuffled` lists
+all of them in one fixed random order (the same every time), so a run stopped when its
+time is up is a random sample of the set, not its first kind of excerpt. Only the
+excerpts that every candidate of a run answered are scored, so a stopped run still
+compares the candidates on the same excerpts.
+
 Run: `PYTHONPATH=src .venv/bin/python bench/extraction_quality.py --run NAME
-[--candidates TEXT ...] [--excerpts subset|all|ID ...] [--resume] [--threads N]`;
+[--candidates TEXT ...] [--excerpts subset|all|shuffled|ID ...] [--resume] [--threads N]`;
 `--report` only rewrites the `## Local model quality` section of bench/RESULTS.md.
 Installs the candidate models when missing (1.1 GB for the default).
 """
@@ -38,6 +44,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -252,7 +259,8 @@ async def execute(args: argparse.Namespace) -> None:
         )
     runs[args.run] = run
     models: dict[str, EmbeddedModel] = {}
-    for position, excerpt in enumerate(e for e in load_excerpts() if e.id in run.excerpts):
+    by_id = {e.id: e for e in load_excerpts()}
+    for position, excerpt in enumerate(by_id[excerpt_id] for excerpt_id in run.excerpts):
         for candidate in (c for c in CANDIDATES if c.label in run.candidates):
             answers = run.answers.setdefault(candidate.label, {})
             if excerpt.id in answers:
@@ -275,9 +283,15 @@ def chosen(label: str, texts: Sequence[str] | None) -> bool:
     return any(label == t if t in labels else t in label for t in texts)
 
 
+SHUFFLE_SEED = 21
+
+
 def chosen_excerpts(choice: Sequence[str]) -> list[Excerpt]:
     excerpts = load_excerpts()
     if list(choice) == ["all"]:
+        return excerpts
+    if list(choice) == ["shuffled"]:
+        random.Random(SHUFFLE_SEED).shuffle(excerpts)
         return excerpts
     wanted_ids = set(SUBSET if list(choice) == ["subset"] else choice)
     unknown = wanted_ids - {e.id for e in excerpts}
@@ -317,11 +331,22 @@ async def answer(
     }
 
 
+def answered_by_all(run: Run) -> list[str]:
+    """The run's excerpts that every candidate of it answered, in the run's order."""
+    return [
+        excerpt_id
+        for excerpt_id in run.excerpts
+        if all(excerpt_id in run.answers.get(label, {}) for label in run.candidates)
+    ]
+
+
 def score_run(run: Run, label: str) -> Score:
-    """The candidate's answers in `run`, scored against the labels as they are now."""
+    """The candidate's answers to the excerpts every candidate answered, scored against
+    the labels as they are now."""
     by_id = {e.id: e for e in load_excerpts()}
     score = Score(saved=next((c.saved for c in CANDIDATES if c.label == label), 0))
-    for excerpt_id, kept in run.answers.get(label, {}).items():
+    for excerpt_id in answered_by_all(run):
+        kept = run.answers[label][excerpt_id]
         parsed = parse_answer(
             kept["text"], max_bullets=SETTINGS.max_bullets, finish_reason=kept["finish_reason"]
         )
@@ -356,8 +381,8 @@ def run_table(run: Run) -> list[str]:
         low, high = wilson(s.recalled, s.facts)
         n = max(1, s.bullets)
         long_chunks = [
-            estimated_seconds(kept)
-            for excerpt_id, kept in run.answers[label].items()
+            estimated_seconds(run.answers[label][excerpt_id])
+            for excerpt_id in answered_by_all(run)
             if len(by_id[excerpt_id].messages) >= 20
         ]
         lines.append(
@@ -406,17 +431,17 @@ def earlier_table() -> list[str]:
 
 
 def run_heading(name: str, run: Run) -> str:
-    facts = sum(len(e.facts) for e in load_excerpts() if e.id in run.excerpts)
+    scored = set(answered_by_all(run))
+    facts = sum(len(e.facts) for e in load_excerpts() if e.id in scored)
     load = f"{min(run.load):.1f}-{max(run.load):.1f}" if run.load else "-"
-    done = min((len(run.answers.get(label, {})) for label in run.candidates), default=0)
     unfinished = (
-        f" **Unfinished: {done} of {len(run.excerpts)} excerpts answered by every candidate;"
-        f" finish with `--run {name!r} --resume`.**"
-        if done < len(run.excerpts)
+        f" Stopped after {len(scored)} of its {len(run.excerpts)} excerpts (answered by"
+        f" every candidate, the ones scored); `--run {name!r} --resume` goes on."
+        if len(scored) < len(run.excerpts)
         else ""
     )
     return (
-        f"**{name}** ({run.started}, {len(run.excerpts)} excerpts, {facts} facts, "
+        f"**{name}** ({run.started}, {len(scored)} excerpts, {facts} facts, "
         f"{run.threads} threads, load average {load} on 2 cores).{unfinished}"
     )
 
@@ -445,7 +470,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--run", help="the run's name (its table's heading)")
     parser.add_argument("--candidates", nargs="*", help="candidates whose label has this text")
-    parser.add_argument("--excerpts", nargs="*", default=["subset"], help="subset, all or ids")
+    parser.add_argument(
+        "--excerpts", nargs="*", default=["subset"], help="subset, all, shuffled or ids"
+    )
     parser.add_argument("--resume", action="store_true", help="finish the named run")
     parser.add_argument("--threads", type=int, default=usable_cpus())
     parser.add_argument("--report", action="store_true", help="only rewrite RESULTS.md")
