@@ -7,7 +7,9 @@ apart. Run on the memory file an extraction of that chat wrote:
 `PYTHONPATH=src .venv/bin/python bench/duplicates.py MEMORY_FILE`, or have the model in
 force (the embedded local model when no provider is configured) extract the chat in a
 new workspace first, keeping every chunk's saved and dropped bullets in a JSON file:
-`... bench/duplicates.py --extract CHUNKS.json` (about 12 calls of 20 messages).
+`... bench/duplicates.py --extract CHUNKS.json [--messages N]` (about 12 calls of 20
+messages; `--messages` extracts only the first N messages). `--chunks CHUNKS.json`
+counts again the bullets an earlier extraction saved.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ import json
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from charmemory.composition import create_app
+from charmemory.composition import App, create_app
 from charmemory.core.retrieval import items_from_memory_file
 from charmemory.formats.memory_file import parse_memory_file
 
@@ -79,13 +81,19 @@ def count_duplicates(bullets: Sequence[str], facts: Sequence[Fact]) -> Duplicate
     return Duplicates(len(bullets), duplicates, unlabelled, len(seen))
 
 
-async def extract(chunks_file: Path) -> list[str]:
-    """Extract the labelled chat in a new workspace; returns the bullets saved, in order."""
+async def extract(
+    chunks_file: Path,
+    *,
+    messages: int | None = None,
+    open_app: Callable[[Path], App] = create_app,
+) -> list[str]:
+    """Extract the labelled chat (its first `messages` only, if given) in a new workspace
+    opened by `open_app`; returns the bullets saved, in order."""
     labels = json.loads(DATA.read_text(encoding="utf-8"))
     character = labels["character"]
     root = Path(tempfile.mkdtemp(prefix="charmemory-duplicates-"))
     try:
-        app = create_app(root)
+        app = open_app(root)
         card = {
             "spec": "chara_card_v2",
             "spec_version": "2.0",
@@ -99,30 +107,41 @@ async def extract(chunks_file: Path) -> list[str]:
         def progress(*_: object) -> None:
             print(".", end="", flush=True)
 
-        report = await app.extraction.extract(character, progress=progress)
+        up_to = None if messages is None else messages - 1
+        report = await app.extraction.extract(character, up_to=up_to, progress=progress)
         chunks = [
             {"first": c.first, "last": c.last, "saved": c.saved, "dropped": c.dropped}
             for c in report.chunks
         ]
         chunks_file.write_text(json.dumps(chunks, indent=1, ensure_ascii=False), "utf-8")
-        return [bullet for chunk in chunks for bullet in chunk["saved"]]
+        return saved_bullets(chunks_file)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def saved_bullets(chunks_file: Path) -> list[str]:
+    """The bullets an extraction saved, in order, from its chunks file."""
+    chunks = json.loads(chunks_file.read_text(encoding="utf-8"))
+    return [bullet for chunk in chunks for bullet in chunk["saved"]]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("memory_file", type=Path, nargs="?")
     parser.add_argument("--extract", type=Path, metavar="CHUNKS_JSON")
+    parser.add_argument("--messages", type=int, help="with --extract: the first N only")
+    parser.add_argument("--chunks", type=Path, metavar="CHUNKS_JSON")
     args = parser.parse_args()
     if args.extract:
-        bullets = asyncio.run(extract(args.extract))
+        bullets = asyncio.run(extract(args.extract, messages=args.messages))
+    elif args.chunks:
+        bullets = saved_bullets(args.chunks)
     elif args.memory_file:
         memory = parse_memory_file(args.memory_file.read_text(encoding="utf-8"))
         items = items_from_memory_file("chat", args.memory_file.name, memory)
         bullets = [item.text for item in items]
     else:
-        parser.error("give a MEMORY_FILE or --extract CHUNKS_JSON")
+        parser.error("give a MEMORY_FILE, --extract CHUNKS_JSON or --chunks CHUNKS_JSON")
     facts = load_facts()
     found = count_duplicates(bullets, facts)
     print(

@@ -1,11 +1,17 @@
 """The labelled facts of the long chat in bench/data/duplicates_chat.json, and how a
 whole chat's bullets are counted as duplicates."""
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
 
-from bench.duplicates import DATA, Fact, count_duplicates, load_facts
+from bench.duplicates import DATA, Fact, count_duplicates, extract, load_facts, saved_bullets
+
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import App
+from charmemory.ports import Completion
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELS = json.loads(DATA.read_text(encoding="utf-8"))
@@ -66,3 +72,22 @@ def test_each_restatement_after_the_first_is_a_duplicate() -> None:
 def test_fact_matching_ignores_case_and_curly_apostrophes() -> None:
     fact = Fact("x", (("hale's tea",),))
     assert fact.stated_in("HALE\u2019S TEA is strong")
+
+
+def test_extract_saves_each_chunks_bullets_in_order(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def answer(request: ChatRequest) -> Completion:
+        calls.append(len(calls))
+        return Completion(f"<memory>\n- Hale catalogued tablet number {len(calls)}.\n</memory>")
+
+    def open_app(root: Path) -> App:
+        return App(Workspace.create(root), env={}, chat_model=lambda: FakeChatModel(answer))
+
+    chunks_file = tmp_path / "chunks.json"
+    bullets = asyncio.run(extract(chunks_file, messages=45, open_app=open_app))
+    chunks = json.loads(chunks_file.read_text(encoding="utf-8"))
+    assert len(chunks) == len(calls) >= 2
+    assert chunks[-1]["last"] < 45
+    assert bullets == [f"Hale catalogued tablet number {n}." for n in range(1, len(calls) + 1)]
+    assert saved_bullets(chunks_file) == bullets
