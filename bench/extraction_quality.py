@@ -33,7 +33,8 @@ excerpts that every candidate of a run answered are scored, so a stopped run sti
 compares the candidates on the same excerpts.
 
 Run: `PYTHONPATH=src .venv/bin/python bench/extraction_quality.py --run NAME
-[--candidates TEXT ...] [--excerpts subset|all|shuffled|ID ...] [--resume] [--threads N]`;
+[--candidates TEXT ...] [--excerpts subset|all|shuffled|ID ...] [--resume] [--threads N]
+[--answer TEXT ...]`;
 `--report` only rewrites the `## Local model quality` section of bench/RESULTS.md.
 Installs the candidate models when missing (1.1 GB for the default).
 """
@@ -42,12 +43,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
 import random
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,6 +94,7 @@ from charmemory.services.extraction import TEMPERATURE
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "data" / "extraction_quality.json"
 RUNS = BENCH / "extraction_quality_runs.json"
+LOCK = Path(tempfile.gettempdir()) / "charmemory-extraction-quality-runs.lock"
 # Scores of the first 14 excerpts, kept from before answers were kept.
 EARLIER = BENCH / "extraction_quality_scores.json"
 SETTINGS = ExtractionSettings()
@@ -244,35 +249,49 @@ def save_runs(runs: dict[str, Run]) -> None:
     RUNS.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+@contextmanager
+def runs_locked() -> Iterator[dict[str, Run]]:
+    """The kept runs, saved again on leaving; one process at a time reads and writes them,
+    so several processes can answer one run."""
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runs = load_runs()
+        yield runs
+        save_runs(runs)
+
+
 async def execute(args: argparse.Namespace) -> None:
-    """Answer every (excerpt, candidate) pair of the run not answered yet, saving as it goes."""
-    excerpts = chosen_excerpts(args.excerpts)
-    candidates = [c for c in CANDIDATES if chosen(c.label, args.candidates)]
-    runs = load_runs()
-    run = runs.get(args.run) if args.resume else None
-    if run is None:
-        run = Run(
-            started=datetime.now(UTC).isoformat(timespec="minutes"),
-            threads=args.threads,
-            excerpts=[e.id for e in excerpts],
-            candidates=[c.label for c in candidates],
-        )
-    runs[args.run] = run
+    """Answer every (excerpt, candidate) pair of the run not answered yet, saving as it goes.
+
+    `--answer` names the run's candidates this process answers (all by default): several
+    processes can answer one run, each for some of its candidates (one per core with
+    `--threads 1`; on a busy machine, two threads of one model spend much of their time
+    waiting for each other)."""
+    with runs_locked() as runs:
+        run = runs.get(args.run) if args.resume else None
+        if run is None:
+            run = Run(
+                started=datetime.now(UTC).isoformat(timespec="minutes"),
+                threads=args.threads,
+                excerpts=[e.id for e in chosen_excerpts(args.excerpts)],
+                candidates=[c.label for c in CANDIDATES if chosen(c.label, args.candidates)],
+            )
+            runs[args.run] = run
+    mine = [c for c in CANDIDATES if c.label in run.candidates and chosen(c.label, args.answer)]
     models: dict[str, EmbeddedModel] = {}
     by_id = {e.id: e for e in load_excerpts()}
     for position, excerpt in enumerate(by_id[excerpt_id] for excerpt_id in run.excerpts):
-        for candidate in (c for c in CANDIDATES if c.label in run.candidates):
-            answers = run.answers.setdefault(candidate.label, {})
-            if excerpt.id in answers:
+        for candidate in mine:
+            if excerpt.id in run.answers.get(candidate.label, {}):
                 continue
             if candidate.label not in models:
                 models[candidate.label] = model_for(candidate, run.threads)
-            answers[excerpt.id] = await answer(
-                models[candidate.label], candidate, position, excerpt
-            )
-            run.load.append(os.getloadavg()[0])
-            save_runs(runs)
-            print(f"{candidate.label} / {excerpt.id}: {answers[excerpt.id]}", flush=True)
+            kept = await answer(models[candidate.label], candidate, position, excerpt)
+            with runs_locked() as runs:
+                run = runs[args.run]
+                run.answers.setdefault(candidate.label, {})[excerpt.id] = kept
+                run.load.append(os.getloadavg()[0])
+            print(f"{candidate.label} / {excerpt.id}: {kept}", flush=True)
 
 
 def chosen(label: str, texts: Sequence[str] | None) -> bool:
@@ -474,6 +493,7 @@ def main() -> None:
         "--excerpts", nargs="*", default=["subset"], help="subset, all, shuffled or ids"
     )
     parser.add_argument("--resume", action="store_true", help="finish the named run")
+    parser.add_argument("--answer", nargs="*", help="answer only these of the run's candidates")
     parser.add_argument("--threads", type=int, default=usable_cpus())
     parser.add_argument("--report", action="store_true", help="only rewrite RESULTS.md")
     args = parser.parse_args()
