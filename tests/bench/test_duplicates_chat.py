@@ -6,7 +6,16 @@ import hashlib
 import json
 from pathlib import Path
 
-from bench.duplicates import DATA, Fact, count_duplicates, extract, load_facts, saved_bullets
+import numpy as np
+from bench.duplicates import (
+    DATA,
+    Fact,
+    count_duplicates,
+    extract,
+    kept_by_filter,
+    load_facts,
+    saved_bullets,
+)
 
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
@@ -91,3 +100,16 @@ def test_extract_saves_each_chunks_bullets_in_order(tmp_path: Path) -> None:
     assert chunks[-1]["last"] < 45
     assert bullets == [f"Hale catalogued tablet number {n}." for n in range(1, len(calls) + 1)]
     assert saved_bullets(chunks_file) == bullets
+
+
+def test_the_filter_checks_each_bullet_against_the_bullets_kept_before_it() -> None:
+    bullets = ["Sam is from Leeds.", "Sam grew up in Leeds.", "Sam has a Welsh nan."]
+    vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]], dtype=np.float32)
+
+    def close(new: str, saved: str, cosine: float) -> bool:
+        return cosine >= 0.95
+
+    assert kept_by_filter(bullets, vectors, close) == [0, 2]
+    # A dropped bullet is no one's match: the third, close to the second only, is kept.
+    vectors[2] = [0.866, 0.5]
+    assert kept_by_filter(bullets, vectors, close) == [0, 2]
