@@ -3,7 +3,7 @@ inverted readings and trivia as labelled."""
 
 import json
 
-from bench.extraction_quality import DATA, load_excerpts
+from bench.extraction_quality import DATA, Run, answered_by_all, chosen_excerpts, load_excerpts
 from bench.extraction_scoring import Score, holds, score_answer, wilson
 
 from charmemory.core.extraction_answer import ParsedAnswer
@@ -98,3 +98,16 @@ def test_recall_is_given_with_its_wilson_interval() -> None:
     low, high = wilson(20, 52)
     assert (round(low, 3), round(high, 3)) == (0.265, 0.520)
     assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+
+
+def test_a_stopped_run_is_scored_on_the_excerpts_every_candidate_answered() -> None:
+    run = Run("2026-12-01T15:00+00:00", 1, ["b", "a", "c"], ["today", "new"])
+    run.answers = {"today": {"a": {}, "b": {}, "c": {}}, "new": {"b": {}, "a": {}}}
+    assert answered_by_all(run) == ["b", "a"]
+
+
+def test_the_shuffled_order_is_every_excerpt_in_the_same_order_each_time() -> None:
+    first = [excerpt.id for excerpt in chosen_excerpts(["shuffled"])]
+    assert first == [excerpt.id for excerpt in chosen_excerpts(["shuffled"])]
+    assert sorted(first) == sorted(excerpt["id"] for excerpt in RAW)
+    assert first != [excerpt["id"] for excerpt in RAW]
