@@ -120,7 +120,7 @@ def _longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
 def is_invented(bullet: str, source: str, example_words: frozenset[str] = EXAMPLE_WORDS) -> bool:
     """A name (a capitalised word after the first) or a number that the excerpt never has,
     or a word of a worked example (a leak)."""
-    known = set(words(source))
+    known = {word.split("'")[0] for word in words(source)}  # "Hollin's Ford": Hollin
     tokens = _WORD.findall(bullet)
     if any(token.split("'")[0].lower() in example_words for token in tokens):
         return True

@@ -4,7 +4,7 @@ inverted readings and trivia as labelled."""
 import json
 
 from bench.extraction_quality import DATA, Run, answered_by_all, chosen_excerpts, load_excerpts
-from bench.extraction_scoring import Score, holds, score_answer, wilson
+from bench.extraction_scoring import Score, holds, is_invented, score_answer, wilson
 
 from charmemory.core.extraction_answer import ParsedAnswer
 
@@ -111,3 +111,10 @@ def test_the_shuffled_order_is_every_excerpt_in_the_same_order_each_time() -> No
     assert first == [excerpt.id for excerpt in chosen_excerpts(["shuffled"])]
     assert sorted(first) == sorted(excerpt["id"] for excerpt in RAW)
     assert first != [excerpt["id"] for excerpt in RAW]
+
+
+def test_a_name_the_excerpt_only_has_in_the_possessive_is_not_invented() -> None:
+    source = 'Roderick: "The man who gave the order to burn Hollin\'s Ford."'
+    assert not is_invented("Maelis's father gave the order to burn Hollin's Ford.", source)
+    assert not is_invented("Hollin was burned.", source)
+    assert is_invented("Hollin's Ford burned in 1991.", source)
