@@ -73,12 +73,13 @@ from charmemory.adapters.llm.embedded import (
 )
 from charmemory.adapters.llm.embedded_prompt import (
     SYSTEM,
+    SYSTEM_V2,
     CompactStyle,
     compact_prompt,
     extraction_request,
 )
 from charmemory.adapters.model_install import LOCAL_LLMS, ModelInstaller
-from charmemory.core.extraction_answer import SENTINEL, parse_answer
+from charmemory.core.extraction_answer import parse_answer
 from charmemory.core.extraction_prompt import (
     DEFAULT_EXTRACTION_PROMPT,
     PromptValues,
@@ -109,20 +110,9 @@ SUBSET = (
     "horror-skerrow-lighthouse",
 )
 QWEN_0_5B, QWEN_1_5B = "qwen2.5-coder-0.5b-instruct-q4", "qwen2.5-coder-1.5b-instruct-q4"
-# The default until the run "Default against names and rules v2", kept to compare with.
 TODAY = "1.5B, compact prompt, repeat penalty 1.1"
-TODAYS_RULES = f"""\
-You write the long-term memory of a role-play character. You read a chat and note \
-the few facts the character must still remember months later.
-Keep: secrets revealed, names, family, origins, relationships, promises, debts, \
-plans, injuries, gifts, decisions.
-Skip: greetings, small talk, jokes, food, weather, clothes, step-by-step actions, \
-and anything the character card or the saved memories already say.
-Write each memory as one short sentence in your own words, in the past tense, with \
-names instead of pronouns. Never copy a chat line. Never quote.
-Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
-remembering, answer {SENTINEL}."""
-TODAYS_STYLE = CompactStyle(name_pronouns=False, rules=TODAYS_RULES)
+# The compact prompt as it was when TODAY was the default.
+TODAYS_STYLE = CompactStyle(name_pronouns=False, rules=SYSTEM)
 
 
 @dataclass(frozen=True)
@@ -142,7 +132,7 @@ CANDIDATES = [
     Candidate(
         "1.5B, compact prompt, no example",
         QWEN_1_5B,
-        CompactStyle(worked_example=False, name_pronouns=False, rules=TODAYS_RULES),
+        CompactStyle(worked_example=False, name_pronouns=False, rules=SYSTEM),
     ),
     Candidate(TODAY, QWEN_1_5B, TODAYS_STYLE, 1.1),
     Candidate(
@@ -155,13 +145,13 @@ CANDIDATES = [
     Candidate(
         "1.5B, names for I and you, repeat penalty 1.1",
         QWEN_1_5B,
-        CompactStyle(name_pronouns=True, rules=TODAYS_RULES),
+        CompactStyle(name_pronouns=True, rules=SYSTEM),
         1.1,
     ),
     Candidate(
         "1.5B, names for I and you, rules v2, repeat penalty 1.1",
         QWEN_1_5B,
-        CompactStyle(name_pronouns=True, rules=SYSTEM),  # the default since that run
+        CompactStyle(name_pronouns=True, rules=SYSTEM_V2),
         1.1,
     ),
 ]

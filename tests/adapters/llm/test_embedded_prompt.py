@@ -84,23 +84,8 @@ def test_saved_memories_are_carried_into_the_rules_as_prose() -> None:
     # Not as a list beside the chat: a small model copies such a list back.
     final = prompt[-1].content
     assert "afraid of heights" not in final
-    assert final.endswith("</chat_messages>")
+    assert final.endswith(f"<chat_messages>\n{CHAT}\n</chat_messages>")
     assert "at most 5 bullets" in prompt[0].content
-
-
-def test_the_chat_is_read_with_names_for_i_and_you() -> None:
-    request = extraction_request(rendered(), WANTED)
-    assert request is not None
-    final = compact_prompt(request)[-1].content
-    assert 'Alex: "Alex\'s brother Rowan works the salt kilns."' in final
-    as_written = compact_prompt(request, CompactStyle(name_pronouns=False))[-1].content
-    assert as_written.endswith(f"<chat_messages>\n{CHAT}\n</chat_messages>")
-
-
-def test_the_rules_say_whose_fact_it_is() -> None:
-    request = extraction_request(rendered(), WANTED)
-    assert request is not None
-    assert "Keep straight whose fact it is" in compact_prompt(request)[0].content
 
 
 def test_without_the_worked_example_the_prompt_is_rules_then_request() -> None:

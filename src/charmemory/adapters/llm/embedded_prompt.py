@@ -5,9 +5,8 @@ chat lines word for word and restate the card (bench/extraction_quality.py
 measures it). So when the caller asks for new memories and the request carries
 the extraction prompt's sections, the embedded model can ask again in its own
 words: short rules (with the saved memories as prose), one worked example as an
-earlier turn of the conversation, then the card and the chat, with "I" and "you"
-written as the speakers' names. Who is who and how many bullets come from the
-caller's answer format, never from the prompt's wording.
+earlier turn of the conversation, then the card and the chat. Who is who and how
+many bullets come from the caller's answer format, never from the prompt's wording.
 """
 
 from __future__ import annotations
@@ -27,9 +26,20 @@ _EXISTING = re.compile(_SECTION.format("existing_memories"), re.S)
 _CHAT = re.compile(_SECTION.format("chat_messages"), re.S)
 _CARD_PLACEHOLDER = re.compile(r"\{\{\s*(char|user)\s*\}\}", re.I)
 
-# Who each fact is about, its specifics, and whose family or belongings a told fact
-# concerns: the 1.5B model mixed up the teller and the listener (bench: "rules v2").
 SYSTEM = f"""\
+You write the long-term memory of a role-play character. You read a chat and note \
+the few facts the character must still remember months later.
+Keep: secrets revealed, names, family, origins, relationships, promises, debts, \
+plans, injuries, gifts, decisions.
+Skip: greetings, small talk, jokes, food, weather, clothes, step-by-step actions, \
+and anything the character card or the saved memories already say.
+Write each memory as one short sentence in your own words, in the past tense, with \
+names instead of pronouns. Never copy a chat line. Never quote.
+Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
+remembering, answer {SENTINEL}."""
+
+# The same rules with the facts' owners and specifics asked for (bench: "rules v2").
+SYSTEM_V2 = f"""\
 You write the long-term memory of a role-play character. You read a chat and note \
 the few facts the character must still remember months later.
 Keep: secrets revealed, names, family, origins, relationships, promises, debts, \
@@ -87,7 +97,7 @@ class CompactStyle:
 
     worked_example: bool = True
     # "I" and "you" in the chat written as the speakers' names (core/pronoun_names.py).
-    name_pronouns: bool = True
+    name_pronouns: bool = False
     rules: str = SYSTEM
 
 
