@@ -1,61 +1,85 @@
 """Extraction quality of the embedded local model on hand-labelled chat excerpts.
 
-Each candidate (a local model and a prompt) extracts memories from every excerpt
-of bench/data/extraction_quality.json exactly as an extraction call would: the
-default prompt rendered by the real renderer, the service's temperature and token
-budget, the answer read by the real parser. Scores:
+Each candidate (a local model and a way of prompting it) extracts memories from the
+excerpts of bench/data/extraction_quality.json exactly as an extraction call would:
+the default prompt rendered by the real renderer (then, for the compact candidates,
+rewritten as the embedded model rewrites it, in the candidate's style), the service's
+temperature and token budget, the answer held by the real grammar and read by the real
+parser. bench/extraction_scoring.py scores each answer:
 
-- recalled: the labelled facts found, a fact counting when one bullet holds all
-  of its keywords and none of its inverted readings;
-- inverted: bullets holding an inverted reading of a labelled fact (who did what
-  to whom reversed, "found" for "lost", the user's sister's bakery become the
-  user's), each reading a list of keywords found whole in the bullet;
+- recalled: the labelled facts found, a fact counting when one bullet holds all of its
+  keywords (one phrasing of each) and none of its inverted readings; with its 95 %
+  Wilson interval, so a change of one or two facts is not read as progress;
+- inverted: bullets holding an inverted reading of a labelled fact (who did what to
+  whom reversed, "found" for "lost", the user's sister's bakery become the user's);
 - trivia: bullets holding the keywords of a labelled piece of trivia (weather,
   humming, small talk);
-- invented: bullets that name a person, place or number absent from the excerpt
-  and its card, or that use a word of a prompt's worked example (a leak);
-- verbatim: bullets that copy a chat line (8 or more words in a row from one
-  message, or 80% of the bullet's words in order);
+- invented: bullets that name a person, place or number absent from the excerpt and
+  its card, or that use a word of a prompt's worked example (a leak);
+- verbatim: bullets that copy a chat line (8 or more words in a row from one message,
+  or 80% of the bullet's words in order);
 - quiet: excerpts with nothing worth keeping that got no bullet;
-- copied: for the candidates given saved memories, bullets that restate one of
-  them (the same test as verbatim, against the saved memories).
+- copied: for the candidates given saved memories, bullets that restate one of them.
 
-Run: `PYTHONPATH=src .venv/bin/python bench/extraction_quality.py [--only TEXT] [-v]`;
-installs the candidate models when missing (1.6 GB). A full run takes about an
-hour on 2 cores, so each candidate's scores are kept in
-bench/extraction_quality_scores.json and `--only` reruns just the candidates
-whose label holds TEXT. Writes the `## Local model quality` section of
-bench/RESULTS.md from every candidate scored so far (`--report`: only that).
+A run interleaves its candidates excerpt by excerpt, so a machine that gets busier
+midway slows them alike. Answers are kept (bench/extraction_quality_runs.json) and
+scored when the report is written, so better labels rescore every run without the
+model; `--resume` finishes a run that was stopped.
+
+A run goes through its excerpts in the order it lists them: `--excerpts shuffled` lists
+all of them in one fixed random order (the same every time), so a run stopped when its
+time is up is a random sample of the set, not its first kind of excerpt. Only the
+excerpts that every candidate of a run answered are scored, so a stopped run still
+compares the candidates on the same excerpts.
+
+Run: `PYTHONPATH=src .venv/bin/python bench/extraction_quality.py --run NAME
+[--candidates TEXT ...] [--excerpts subset|all|shuffled|ID ...] [--resume] [--threads N]
+[--answer TEXT ...]`;
+`--report` only rewrites the `## Local model quality` section of bench/RESULTS.md.
+Installs the candidate models when missing (1.1 GB for the default).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
-import re
+import os
+import random
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.extraction_scoring import (
+    Excerpt,
+    Score,
+    excerpt_from_labels,
+    score_answer,
+    wilson,
+)
 from bench.results import write_section
 from charmemory.adapters.llm.embedded import (
-    DEFAULT_REPEAT_PENALTY,
     EmbeddedModel,
     EmbeddedOptions,
     usable_cpus,
 )
-from charmemory.adapters.llm.embedded_prompt import compact_prompt, extraction_request
-from charmemory.adapters.model_install import (
-    DEFAULT_LOCAL_LLM,
-    LOCAL_LLMS,
-    ModelInstaller,
+from charmemory.adapters.llm.embedded_prompt import (
+    SYSTEM,
+    SYSTEM_V2,
+    CompactStyle,
+    compact_prompt,
+    extraction_request,
 )
-from charmemory.core.extraction_answer import ParsedAnswer, parse_answer
+from charmemory.adapters.model_install import LOCAL_LLMS, ModelInstaller
+from charmemory.core.extraction_answer import parse_answer
 from charmemory.core.extraction_prompt import (
     DEFAULT_EXTRACTION_PROMPT,
     PromptValues,
@@ -69,203 +93,128 @@ from charmemory.services.extraction import TEMPERATURE
 
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "data" / "extraction_quality.json"
-SCORES = BENCH / "extraction_quality_scores.json"
-# Bumped whenever the compact prompt changes; older scores are marked in the table.
-COMPACT_PROMPT_VERSION = 2
+RUNS = BENCH / "extraction_quality_runs.json"
+LOCK = Path(tempfile.gettempdir()) / "charmemory-extraction-quality-runs.lock"
+# Scores of the first 14 excerpts, kept from before answers were kept.
+EARLIER = BENCH / "extraction_quality_scores.json"
 SETTINGS = ExtractionSettings()
-_WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?")
-# Words of the worked examples (the default prompt's, the compact prompt's now and
-# before) that are in no excerpt, so any use is a leak.
-EXAMPLE_WORDS = frozenset(
-    {"tobin", "wrenna", "ivy", "bram", "hollowmere", "tomas", "barley", "duke"}
+# Excerpts to try ideas on before a whole run: two of the first set, two where the
+# character and the user are easily confused, one long stretch of small talk, one long
+# scene with seven facts.
+SUBSET = (
+    "fantasy-silverleaf-archivist",
+    "sci-fi-neon-fixer",
+    "modern-flatmates-spare-key",
+    "mystery-village-fete-marrow",
+    "slice-of-life-bus-stop-chatter",
+    "horror-skerrow-lighthouse",
 )
+QWEN_0_5B, QWEN_1_5B = "qwen2.5-coder-0.5b-instruct-q4", "qwen2.5-coder-1.5b-instruct-q4"
+TODAY = "1.5B, compact prompt, repeat penalty 1.1"
+# The compact prompt as it was when TODAY was the default.
+TODAYS_STYLE = CompactStyle(name_pronouns=False, rules=SYSTEM)
 
 
 @dataclass(frozen=True)
 class Candidate:
     label: str
     model: str
-    prompt: str  # "as-sent" | "compact" | "compact, no example"
+    style: CompactStyle | None  # None: the default prompt as sent
     repeat_penalty: float = 1.0
     saved: int = 0  # memories shown as already saved (from bench/data/memories)
 
 
-@dataclass(frozen=True)
-class Excerpt:
-    id: str
-    character: str
-    user: str
-    card: str
-    messages: list[dict[str, object]]
-    facts: list[list[str]]
-    inverted: list[list[list[str]]]  # per fact, the keyword lists of its inverted readings
-    trivia: list[list[str]]
-
-    @property
-    def source(self) -> str:
-        texts = [self.card, self.character, self.user]
-        texts += [f"{m['name']} {m['text']}" for m in self.messages]
-        return "\n".join(texts)
-
-    def prompt(self, saved: Sequence[str] = ()) -> list[ChatMessage]:
-        sources = [
-            SourceMessage(
-                index=i,
-                is_user=bool(m["is_user"]),
-                text=str(m["text"]),
-                fingerprint=str(i),
-                is_hidden=False,
-                name=str(m["name"]),
-            )
-            for i, m in enumerate(self.messages)
-        ]
-        values = PromptValues(
-            char=self.character,
-            user=self.user,
-            char_card=self.card,
-            existing_memories="\n".join(f"- {memory}" for memory in saved),
-            recent_messages=render_messages(sources, user_name=self.user, char_name=self.character),
-            max_bullets=SETTINGS.max_bullets,
-        )
-        return [
-            ChatMessage(role, content)  # type: ignore[arg-type]
-            for role, content in render_prompt(DEFAULT_EXTRACTION_PROMPT, values)
-        ]
-
-    @property
-    def wanted(self) -> NewMemories:
-        """The answer format an extraction call asks for."""
-        return NewMemories(SETTINGS.max_bullets, self.character, self.user)
-
-
-@dataclass
-class Score:
-    answers: int = 0
-    facts: int = 0
-    recalled: int = 0
-    bullets: int = 0
-    invented: int = 0
-    verbatim: int = 0
-    empty_excerpts: int = 0
-    quiet: int = 0
-    unparsed: int = 0
-    # None for scores kept from before these were labelled.
-    inverted: int | None = 0
-    trivia: int | None = 0
-    copied: int = 0
-    saved: int = 0  # saved memories shown per excerpt
-    seconds: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+CANDIDATES = [
+    Candidate("0.5B, default prompt", QWEN_0_5B, None),
+    Candidate("0.5B, compact prompt", QWEN_0_5B, TODAYS_STYLE),
+    Candidate("1.5B, default prompt", QWEN_1_5B, None),
+    Candidate("1.5B, compact prompt", QWEN_1_5B, TODAYS_STYLE),
+    Candidate(
+        "1.5B, compact prompt, no example",
+        QWEN_1_5B,
+        CompactStyle(worked_example=False, name_pronouns=False, rules=SYSTEM),
+    ),
+    Candidate(TODAY, QWEN_1_5B, TODAYS_STYLE, 1.1),
+    Candidate(
+        "1.5B, compact prompt, repeat penalty 1.1, 5 saved memories",
+        QWEN_1_5B,
+        TODAYS_STYLE,
+        1.1,
+        5,
+    ),
+    Candidate(
+        "1.5B, names for I and you, repeat penalty 1.1",
+        QWEN_1_5B,
+        CompactStyle(name_pronouns=True, rules=SYSTEM),
+        1.1,
+    ),
+    Candidate(
+        "1.5B, names for I and you, rules v2, repeat penalty 1.1",
+        QWEN_1_5B,
+        CompactStyle(name_pronouns=True, rules=SYSTEM_V2),
+        1.1,
+    ),
+]
 
 
 def load_excerpts() -> list[Excerpt]:
     data = json.loads(DATA.read_text(encoding="utf-8"))
-    return [
-        Excerpt(
-            e["id"],
-            e["character"],
-            e["user"],
-            e["card"],
-            e["messages"],
-            [[k.lower() for k in f["keywords"]] for f in e["facts"]],
-            [
-                [[k.lower() for k in reading] for reading in f.get("wrong_keywords", [])]
-                for f in e["facts"]
-            ],
-            [[k.lower() for k in keywords] for keywords in e.get("trivia", [])],
+    return [excerpt_from_labels(raw) for raw in data["excerpts"]]
+
+
+def wanted(excerpt: Excerpt) -> NewMemories:
+    """The answer format an extraction call asks for."""
+    return NewMemories(SETTINGS.max_bullets, excerpt.character, excerpt.user)
+
+
+def default_prompt(excerpt: Excerpt, saved: Sequence[str] = ()) -> list[ChatMessage]:
+    """The extraction prompt as the service renders it for this excerpt."""
+    sources = [
+        SourceMessage(
+            index=i,
+            is_user=bool(m["is_user"]),
+            text=str(m["text"]),
+            fingerprint=str(i),
+            is_hidden=False,
+            name=str(m["name"]),
         )
-        for e in data["excerpts"]
+        for i, m in enumerate(excerpt.messages)
+    ]
+    values = PromptValues(
+        char=excerpt.character,
+        user=excerpt.user,
+        char_card=excerpt.card,
+        existing_memories="\n".join(f"- {memory}" for memory in saved),
+        recent_messages=render_messages(
+            sources, user_name=excerpt.user, char_name=excerpt.character
+        ),
+        max_bullets=SETTINGS.max_bullets,
+    )
+    return [
+        ChatMessage(role, content)  # type: ignore[arg-type]
+        for role, content in render_prompt(DEFAULT_EXTRACTION_PROMPT, values)
     ]
 
 
-def holds(bullet: str, keywords: Sequence[str]) -> bool:
-    """Every keyword is in the bullet (case and curly apostrophes aside)."""
-    text = bullet.lower().replace("\u2019", "'")
-    return all(keyword in text for keyword in keywords)
+def prompt_for(
+    candidate: Candidate, excerpt: Excerpt, saved: Sequence[str] = ()
+) -> list[ChatMessage]:
+    """What the candidate sends: the default prompt, or its compact rewrite."""
+    messages = default_prompt(excerpt, saved)
+    if candidate.style is None:
+        return messages
+    request = extraction_request(messages, wanted(excerpt))
+    assert request is not None
+    return compact_prompt(request, candidate.style)
 
 
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def is_verbatim(bullet: str, messages: Sequence[str]) -> bool:
-    said = words(bullet)
-    if not said:
-        return False
-    for message in messages:
-        heard = words(message)
-        run = _longest_common_run(said, heard)
-        if run >= 8 or run >= 0.8 * len(said):
-            return True
-    return False
-
-
-def _longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
-    best = 0
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0] * (len(b) + 1)
-        for j, y in enumerate(b, start=1):
-            if x == y:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best
-
-
-def is_invented(bullet: str, source: str) -> bool:
-    """A name (a capitalised word after the first) or a number that the excerpt never has."""
-    known = set(words(source))
-    tokens = _WORD.findall(bullet)
-    if any(token.split("'")[0].lower() in EXAMPLE_WORDS for token in tokens):
-        return True
-    for position, token in enumerate(tokens):
-        bare = token.split("'")[0]
-        name_like = position > 0 and bare[:1].isupper()
-        if (name_like or bare.isdigit()) and bare.lower() not in known:
-            return True
-    return False
-
-
-def score_answer(
-    score: Score, excerpt: Excerpt, parsed: ParsedAnswer, saved: Sequence[str]
-) -> None:
-    bullets = parsed.bullets
-    score.copied += sum(is_verbatim(b, saved) for b in bullets)
-    score.answers += 1
-    if not bullets and not parsed.nothing_new:
-        score.unparsed += 1
-    score.bullets += len(bullets)
-    texts = [str(m["text"]) for m in excerpt.messages]
-    score.verbatim += sum(is_verbatim(b, texts) for b in bullets)
-    score.invented += sum(is_invented(b, excerpt.source) for b in bullets)
-    if not excerpt.facts:
-        score.empty_excerpts += 1
-        score.quiet += not bullets
-    score.facts += len(excerpt.facts)
-    score.recalled += sum(
-        any(holds(b, keywords) and not any(holds(b, w) for w in wrong) for b in bullets)
-        for keywords, wrong in zip(excerpt.facts, excerpt.inverted, strict=True)
-    )
-    readings = [reading for wrong in excerpt.inverted for reading in wrong]
-    score.inverted = (score.inverted or 0) + sum(
-        any(holds(b, reading) for reading in readings) for b in bullets
-    )
-    score.trivia = (score.trivia or 0) + sum(
-        any(holds(b, keywords) for keywords in excerpt.trivia) for b in bullets
-    )
-
-
-def saved_memories(
-    candidate: Candidate, excerpts: Sequence[Excerpt], excerpt: Excerpt
-) -> list[str]:
+def saved_memories(candidate: Candidate, position: int, excerpt: Excerpt) -> list[str]:
     """Memories from the retrieval set, given to the excerpt's character: a small model
     tempted to copy a saved list back shows it here."""
     if not candidate.saved:
         return []
     files = sorted((DATA.parent / "memories").glob("*.md"))
-    source = files[list(excerpts).index(excerpt) % len(files)]
+    source = files[position % len(files)]
     bullets = [
         line[2:].strip()
         for line in source.read_text(encoding="utf-8").splitlines()
@@ -277,105 +226,191 @@ def saved_memories(
     ]
 
 
-def prompt_for(
-    candidate: Candidate, excerpt: Excerpt, saved: Sequence[str] = ()
-) -> list[ChatMessage]:
-    messages = excerpt.prompt(saved)
-    if candidate.prompt != "compact, no example":
-        return messages
-    request = extraction_request(messages, excerpt.wanted)
-    assert request is not None
-    return compact_prompt(request, worked_example=False)
+@dataclass
+class Run:
+    """One run's answers: by candidate label, by excerpt id."""
+
+    started: str
+    threads: int
+    excerpts: list[str]
+    candidates: list[str]
+    load: list[float] = field(default_factory=list)  # 1-minute load average per answer
+    answers: dict[str, dict[str, dict]] = field(default_factory=dict)
 
 
-async def evaluate(
-    candidate: Candidate, excerpts: Sequence[Excerpt], threads: int, verbose: bool
-) -> Score:
+def load_runs() -> dict[str, Run]:
+    if not RUNS.exists():
+        return {}
+    return {name: Run(**raw) for name, raw in json.loads(RUNS.read_text("utf-8")).items()}
+
+
+def save_runs(runs: dict[str, Run]) -> None:
+    raw = {name: run.__dict__ for name, run in runs.items()}
+    RUNS.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+@contextmanager
+def runs_locked() -> Iterator[dict[str, Run]]:
+    """The kept runs, saved again on leaving; one process at a time reads and writes them,
+    so several processes can answer one run."""
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runs = load_runs()
+        yield runs
+        save_runs(runs)
+
+
+async def execute(args: argparse.Namespace) -> None:
+    """Answer every (excerpt, candidate) pair of the run not answered yet, saving as it goes.
+
+    `--answer` names the run's candidates this process answers (all by default): several
+    processes can answer one run, each for some of its candidates (one per core with
+    `--threads 1`; on a busy machine, two threads of one model spend much of their time
+    waiting for each other)."""
+    with runs_locked() as runs:
+        run = runs.get(args.run) if args.resume else None
+        if run is None:
+            run = Run(
+                started=datetime.now(UTC).isoformat(timespec="minutes"),
+                threads=args.threads,
+                excerpts=[e.id for e in chosen_excerpts(args.excerpts)],
+                candidates=[c.label for c in CANDIDATES if chosen(c.label, args.candidates)],
+            )
+            runs[args.run] = run
+    mine = [c for c in CANDIDATES if c.label in run.candidates and chosen(c.label, args.answer)]
+    models: dict[str, EmbeddedModel] = {}
+    by_id = {e.id: e for e in load_excerpts()}
+    for position, excerpt in enumerate(by_id[excerpt_id] for excerpt_id in run.excerpts):
+        for candidate in mine:
+            if excerpt.id in run.answers.get(candidate.label, {}):
+                continue
+            if candidate.label not in models:
+                models[candidate.label] = model_for(candidate, run.threads)
+            kept = await answer(models[candidate.label], candidate, position, excerpt)
+            with runs_locked() as runs:
+                run = runs[args.run]
+                run.answers.setdefault(candidate.label, {})[excerpt.id] = kept
+                run.load.append(os.getloadavg()[0])
+            print(f"{candidate.label} / {excerpt.id}: {kept}", flush=True)
+
+
+def chosen(label: str, texts: Sequence[str] | None) -> bool:
+    """Whether a label is among those asked for: the same label, else one holding the text."""
+    if not texts:
+        return True
+    labels = {c.label for c in CANDIDATES}
+    return any(label == t if t in labels else t in label for t in texts)
+
+
+SHUFFLE_SEED = 21
+
+
+def chosen_excerpts(choice: Sequence[str]) -> list[Excerpt]:
+    excerpts = load_excerpts()
+    if list(choice) == ["all"]:
+        return excerpts
+    if list(choice) == ["shuffled"]:
+        random.Random(SHUFFLE_SEED).shuffle(excerpts)
+        return excerpts
+    wanted_ids = set(SUBSET if list(choice) == ["subset"] else choice)
+    unknown = wanted_ids - {e.id for e in excerpts}
+    if unknown:
+        raise SystemExit(f"no excerpt {sorted(unknown)[0]!r}")
+    return [e for e in excerpts if e.id in wanted_ids]
+
+
+def model_for(candidate: Candidate, threads: int) -> EmbeddedModel:
     installed = ModelInstaller(progress=print).install(LOCAL_LLMS[candidate.model])
-    mode = "compact" if candidate.prompt == "compact" else "as-sent"
+    # As sent: a compact candidate's prompt is already rewritten in its own style.
     options = EmbeddedOptions(
-        threads=threads, repeat_penalty=candidate.repeat_penalty, extraction_prompt=mode
+        threads=threads, repeat_penalty=candidate.repeat_penalty, extraction_prompt="as-sent"
     )
-    model = EmbeddedModel(installed, options)
-    score = Score(saved=candidate.saved)
-    for excerpt in excerpts:
-        saved = saved_memories(candidate, excerpts, excerpt)
-        started = time.perf_counter()
-        completion = await model.complete(
-            prompt_for(candidate, excerpt, saved),
-            max_tokens=SETTINGS.max_response_tokens,
-            temperature=TEMPERATURE,
-            answer_format=excerpt.wanted,
-        )
-        score.seconds += time.perf_counter() - started
-        score.prompt_tokens += completion.usage.prompt_tokens or 0
-        score.completion_tokens += completion.usage.completion_tokens or 0
+    return EmbeddedModel(installed, options)
+
+
+async def answer(
+    model: EmbeddedModel, candidate: Candidate, position: int, excerpt: Excerpt
+) -> dict:
+    saved = saved_memories(candidate, position, excerpt)
+    started, cpu = time.perf_counter(), time.process_time()
+    completion = await model.complete(
+        prompt_for(candidate, excerpt, saved),
+        max_tokens=SETTINGS.max_response_tokens,
+        temperature=TEMPERATURE,
+        answer_format=wanted(excerpt),
+    )
+    return {
+        "text": completion.text,
+        "finish_reason": completion.finish_reason,
+        "saved": saved,
+        "seconds": round(time.perf_counter() - started, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
+        "prompt_tokens": completion.usage.prompt_tokens or 0,
+        "completion_tokens": completion.usage.completion_tokens or 0,
+    }
+
+
+def answered_by_all(run: Run) -> list[str]:
+    """The run's excerpts that every candidate of it answered, in the run's order."""
+    return [
+        excerpt_id
+        for excerpt_id in run.excerpts
+        if all(excerpt_id in run.answers.get(label, {}) for label in run.candidates)
+    ]
+
+
+def score_run(run: Run, label: str) -> Score:
+    """The candidate's answers to the excerpts every candidate answered, scored against
+    the labels as they are now."""
+    by_id = {e.id: e for e in load_excerpts()}
+    score = Score(saved=next((c.saved for c in CANDIDATES if c.label == label), 0))
+    for excerpt_id in answered_by_all(run):
+        kept = run.answers[label][excerpt_id]
         parsed = parse_answer(
-            completion.text,
-            max_bullets=SETTINGS.max_bullets,
-            finish_reason=completion.finish_reason,
+            kept["text"], max_bullets=SETTINGS.max_bullets, finish_reason=kept["finish_reason"]
         )
-        score_answer(score, excerpt, parsed, saved)
-        if verbose:
-            print(f"--- {candidate.label} / {excerpt.id}\n{completion.text}", flush=True)
+        score_answer(score, by_id[excerpt_id], parsed, kept["saved"])
+        score.seconds += kept["seconds"]
+        score.cpu_seconds += kept["cpu_seconds"]
+        score.prompt_tokens += kept["prompt_tokens"]
+        score.completion_tokens += kept["completion_tokens"]
     return score
 
 
-async def speed(model_name: str, threads: int) -> tuple[float, float, float]:
-    """(prompt tokens/s, generated tokens/s, resident MB after loading) for one model."""
-    installed = ModelInstaller(progress=print).install(LOCAL_LLMS[model_name])
-    before = _rss_mb()
-    model = EmbeddedModel(installed, EmbeddedOptions(threads=threads))
-    await model.complete([ChatMessage("user", "Hi")], max_tokens=1, temperature=0)
-    loaded = _rss_mb() - before
-    long_prompt = [ChatMessage("user", "The lantern swung over the quiet harbour. " * 100)]
-    started = time.perf_counter()
-    reading = await model.complete(long_prompt, max_tokens=1, temperature=0)
-    prompt_rate = (reading.usage.prompt_tokens or 0) / (time.perf_counter() - started)
-    story = [ChatMessage("user", "Tell a long story about a lighthouse keeper.")]
-    started = time.perf_counter()
-    writing = await model.complete(story, max_tokens=128, temperature=0.7)
-    elapsed = time.perf_counter() - started
-    short_prompt_seconds = (writing.usage.prompt_tokens or 0) / prompt_rate
-    generate_rate = (writing.usage.completion_tokens or 0) / (elapsed - short_prompt_seconds)
-    return prompt_rate, generate_rate, loaded
+# Tokens per second of the 1.5B model on 2 idle cores (the speed table below): a busy
+# machine's seconds say little, so a chunk's time is estimated from its tokens.
+PROMPT_RATE, GENERATE_RATE = 46.0, 9.2
 
 
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+def estimated_seconds(kept: dict) -> float:
+    return kept["prompt_tokens"] / PROMPT_RATE + kept["completion_tokens"] / GENERATE_RATE
 
 
-QWEN_0_5B, QWEN_1_5B = "qwen2.5-coder-0.5b-instruct-q4", "qwen2.5-coder-1.5b-instruct-q4"
-CANDIDATES = [
-    Candidate("0.5B, default prompt", QWEN_0_5B, "as-sent"),
-    Candidate("0.5B, compact prompt", QWEN_0_5B, "compact"),
-    Candidate("1.5B, default prompt", QWEN_1_5B, "as-sent"),
-    Candidate("1.5B, compact prompt", QWEN_1_5B, "compact"),
-    Candidate("1.5B, compact prompt, no example", QWEN_1_5B, "compact, no example"),
-    Candidate("1.5B, compact prompt, repeat penalty 1.1", QWEN_1_5B, "compact", 1.1),
-    Candidate(
-        "1.5B, compact prompt, repeat penalty 1.1, 5 saved memories", QWEN_1_5B, "compact", 1.1, 5
-    ),
-]
-
-
-def table(scores: dict[str, Score]) -> list[str]:
+def run_table(run: Run) -> list[str]:
+    by_id = {e.id: e for e in load_excerpts()}
     lines = [
-        "| candidate | recalled | invented | inverted | trivia | verbatim | copied | quiet "
-        "| unparsed | bullets | s/excerpt |",
+        "| candidate | recalled (95 % interval) | inverted | invented | trivia | verbatim "
+        "| copied | quiet | bullets | est. s per 20-message chunk | CPU s/excerpt |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for label, s in scores.items():
-        n, per_excerpt = max(1, s.bullets), s.seconds / max(1, s.answers)
+    for label in run.candidates:
+        s = score_run(run, label)
+        if not s.answers:
+            continue
+        low, high = wilson(s.recalled, s.facts)
+        n = max(1, s.bullets)
+        long_chunks = [
+            estimated_seconds(run.answers[label][excerpt_id])
+            for excerpt_id in answered_by_all(run)
+            if len(by_id[excerpt_id].messages) >= 20
+        ]
         lines.append(
-            f"| {label} | {s.recalled}/{s.facts} ({s.recalled / max(1, s.facts):.0%}) "
-            f"| {s.invented} ({s.invented / n:.0%}) | {share(s.inverted, n)} "
-            f"| {share(s.trivia, n)} | {s.verbatim} ({s.verbatim / n:.0%}) "
-            f"| {f'{s.copied} ({s.copied / n:.0%})' if s.saved else '-'} "
-            f"| {s.quiet}/{s.empty_excerpts} | {s.unparsed} | {s.bullets} | {per_excerpt:.1f} |"
+            f"| {label} | {s.recalled}/{s.facts} ({s.recalled / max(1, s.facts):.0%}, "
+            f"{low:.0%}-{high:.0%}) | {share(s.inverted, n)} | {share(s.invented, n)} "
+            f"| {share(s.trivia, n)} | {share(s.verbatim, n)} "
+            f"| {share(s.copied, n) if s.saved else '-'} | {s.quiet}/{s.empty_excerpts} "
+            f"| {s.bullets} | {max(long_chunks) if long_chunks else 0:.0f} "
+            f"| {s.cpu_seconds / s.answers:.0f} |"
         )
     return lines
 
@@ -384,110 +419,92 @@ def share(count: int | None, bullets: int) -> str:
     return "-" if count is None else f"{count} ({count / bullets:.0%})"
 
 
-def load_scores() -> dict[str, dict]:
-    return json.loads(SCORES.read_text(encoding="utf-8")) if SCORES.exists() else {}
-
-
-async def run(args: argparse.Namespace) -> dict[str, dict]:
-    """Score the chosen candidates; returns every score kept so far, these included."""
-    excerpts = load_excerpts()
-    chosen = [c for c in CANDIDATES if not args.only or any(o in c.label for o in args.only)]
-    kept = load_scores()
-    for candidate in chosen:
-        print(f"==> {candidate.label}", flush=True)
-        score = await evaluate(candidate, excerpts, args.threads, args.verbose)
-        print("\n".join(table({candidate.label: score})), flush=True)
-        kept.setdefault("candidates", {})[candidate.label] = {
-            **asdict(score),
-            "prompt_version": COMPACT_PROMPT_VERSION,
-        }
-    for name in sorted({c.model for c in chosen}):
-        kept.setdefault("speed", {})[name] = await speed(name, args.threads)
-    kept["threads"] = args.threads
-    return kept
-
-
-def section(kept: dict[str, dict]) -> list[str]:
-    excerpts = load_excerpts()
-    scored = kept.get("candidates", {})
-    scores: dict[str, Score] = {}
-    for candidate in (c for c in CANDIDATES if c.label in scored):
-        entry = {"inverted": None, "trivia": None, **scored[candidate.label]}
-        stale = entry.pop("prompt_version", 1) != COMPACT_PROMPT_VERSION
-        older = stale and candidate.prompt != "as-sent"
-        scores[candidate.label + (" (earlier prompt)" if older else "")] = Score(**entry)
-    return [
-        f"{len(excerpts)} excerpts, {sum(len(e.facts) for e in excerpts)} labelled facts "
-        f"(bench/data/extraction_quality.json), each extracted in one call as the service "
-        f"makes it; {kept.get('threads')} CPU threads on a machine shared with other work, "
-        "so seconds are upper bounds. Run "
-        "`PYTHONPATH=src .venv/bin/python bench/extraction_quality.py`.",
+def earlier_table() -> list[str]:
+    """The first 14 excerpts' scores, kept from before answers were kept."""
+    kept = json.loads(EARLIER.read_text(encoding="utf-8"))
+    lines = [
+        "| candidate | recalled | invented | verbatim | copied | quiet | bullets | s/excerpt |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, s in kept["candidates"].items():
+        n = max(1, s["bullets"])
+        older = s.get("prompt_version", 1) == 1 and "default prompt" not in label
+        lines.append(
+            f"| {label}{' (earlier prompt)' if older else ''} | {s['recalled']}/{s['facts']} "
+            f"({s['recalled'] / s['facts']:.0%}) | {s['invented']} ({s['invented'] / n:.0%}) "
+            f"| {s['verbatim']} ({s['verbatim'] / n:.0%}) "
+            f"| {share(s.get('copied'), n) if s.get('saved') else '-'} "
+            f"| {s['quiet']}/{s['empty_excerpts']} | {s['bullets']} "
+            f"| {s['seconds'] / s['answers']:.1f} |"
+        )
+    lines += [
         "",
-        *table(scores),
-        "",
-        *(
-            [
-                "(earlier prompt): scored with an earlier compact prompt, whose worked example "
-                "(a runaway from a duke's court) leaked into answers and which did not say "
-                "who is who; rerun with `--only`.",
-                "",
-            ]
-            if any(label.endswith("(earlier prompt)") for label in scores)
-            else []
-        ),
-        *(
-            [
-                "-: scored before the excerpts labelled inverted readings and trivia (on the "
-                "first 14 excerpts, 52 facts); rerun with `--only`.",
-                "",
-            ]
-            if any(score.inverted is None for score in scores.values())
-            else []
-        ),
         "| model | prompt tokens/s | generated tokens/s | memory after loading |",
         "|---|---|---|---|",
         *(
             f"| {name} | {p:.0f} | {g:.1f} | {mb:.0f} MB |"
-            for name, (p, g, mb) in sorted(kept.get("speed", {}).items())
+            for name, (p, g, mb) in sorted(kept["speed"].items())
         ),
-        "",
-        f"**Default: {DEFAULT_LOCAL_LLM.name}, compact prompt, repeat penalty "
-        f"{DEFAULT_REPEAT_PENALTY}.** The 0.5B model copies chat lines and loops whatever "
-        "the prompt; the 1.5B model with the default prompt (long, with a bad and a good "
-        "example) recalls as little and writes the prompt's placeholders or play-by-play. "
-        "The compact prompt (short rules, one worked example as an earlier turn, the same "
-        "sections) triples the 1.5B's recall. Left as they are: no candidate answers "
-        "NO_NEW_MEMORIES on small talk (quiet), the card is often restated, and who did "
-        "what is sometimes mixed up; the keyword match also misses correct paraphrases, "
-        "so recall is a floor.",
-        "",
-        "**Saved memories go into the rules as prose.** After the first call, every "
-        "extraction shows the memories already saved. Shown as a `- ` list in their own "
-        "section beside the chat (as the default prompt does), the 1.5B model copied them "
-        "back as its answer: the same candidate with 5 saved memories scored 4/52 (8%) "
-        "recalled, 47 of 67 bullets (70%) copied from the saved list and 20 (30%) "
-        "invented, where the last row above has them in the rules as one sentence of "
-        "prose (measured in one session, same excerpts and settings). The demo chat showed "
-        "it first: its second call saved nothing, all 8 bullets restated the first call's.",
     ]
+    return lines
+
+
+def run_heading(name: str, run: Run) -> str:
+    scored = set(answered_by_all(run))
+    facts = sum(len(e.facts) for e in load_excerpts() if e.id in scored)
+    load = f"{min(run.load):.1f}-{max(run.load):.1f}" if run.load else "-"
+    unfinished = (
+        f" Stopped after {len(scored)} of its {len(run.excerpts)} excerpts (answered by"
+        f" every candidate, the ones scored); `--run {name!r} --resume` goes on."
+        if len(scored) < len(run.excerpts)
+        else ""
+    )
+    return (
+        f"**{name}** ({run.started}, {len(scored)} excerpts, {facts} facts, "
+        f"{run.threads} threads, load average {load} on 2 cores).{unfinished}"
+    )
+
+
+def section(runs: dict[str, Run], notes: Sequence[str]) -> list[str]:
+    lines = [
+        f"Labelled excerpts: bench/data/extraction_quality.json "
+        f"({len(load_excerpts())} excerpts). Each candidate extracts from each excerpt in "
+        "one call as the service makes it; a run interleaves its candidates excerpt by "
+        "excerpt. The machine is shared (its load average is given per run): seconds are "
+        "estimated from the tokens at the 1.5B model's speed on 2 idle cores (below), CPU "
+        "seconds are what the run used. Run `PYTHONPATH=src .venv/bin/python "
+        "bench/extraction_quality.py --run NAME --candidates ... --excerpts all`.",
+        "",
+    ]
+    for name, run in runs.items():
+        lines += [run_heading(name, run), "", *run_table(run), ""]
+    lines += [*notes, "", "### Earlier: the first 14 excerpts (52 facts)", "", *earlier_table()]
+    return lines
+
+
+NOTES_FILE = BENCH / "extraction_quality_notes.md"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--threads", type=int, default=usable_cpus())
-    parser.add_argument("--only", nargs="*", help="run the candidates whose label has this text")
-    parser.add_argument("--dry-run", action="store_true", help="print instead of writing")
+    parser.add_argument("--run", help="the run's name (its table's heading)")
+    parser.add_argument("--candidates", nargs="*", help="candidates whose label has this text")
     parser.add_argument(
-        "--report", action="store_true", help="rewrite the section from the kept scores only"
+        "--excerpts", nargs="*", default=["subset"], help="subset, all, shuffled or ids"
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
+    parser.add_argument("--resume", action="store_true", help="finish the named run")
+    parser.add_argument("--answer", nargs="*", help="answer only these of the run's candidates")
+    parser.add_argument("--threads", type=int, default=usable_cpus())
+    parser.add_argument("--report", action="store_true", help="only rewrite RESULTS.md")
     args = parser.parse_args()
-    kept = load_scores() if args.report else asyncio.run(run(args))
-    lines = section(kept)
+    if not args.report:
+        if not args.run:
+            parser.error("--run NAME is needed to run candidates")
+        asyncio.run(execute(args))
+    notes = NOTES_FILE.read_text(encoding="utf-8").splitlines() if NOTES_FILE.exists() else []
+    lines = section(load_runs(), notes)
     print("\n".join(lines))
-    if not args.dry_run:
-        SCORES.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
-        write_section("Local model quality", lines)
+    write_section("Local model quality", lines)
 
 
 if __name__ == "__main__":

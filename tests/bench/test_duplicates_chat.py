@@ -1,11 +1,26 @@
 """The labelled facts of the long chat in bench/data/duplicates_chat.json, and how a
 whole chat's bullets are counted as duplicates."""
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
 
-from bench.duplicates import DATA, Fact, count_duplicates, load_facts
+import numpy as np
+from bench.duplicates import (
+    DATA,
+    Fact,
+    count_duplicates,
+    extract,
+    kept_by_filter,
+    load_facts,
+    saved_bullets,
+)
+
+from charmemory.adapters.workspace import Workspace
+from charmemory.composition import App
+from charmemory.ports import Completion
+from tests.support.fake_chat_model import ChatRequest, FakeChatModel
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELS = json.loads(DATA.read_text(encoding="utf-8"))
@@ -66,3 +81,35 @@ def test_each_restatement_after_the_first_is_a_duplicate() -> None:
 def test_fact_matching_ignores_case_and_curly_apostrophes() -> None:
     fact = Fact("x", (("hale's tea",),))
     assert fact.stated_in("HALE\u2019S TEA is strong")
+
+
+def test_extract_saves_each_chunks_bullets_in_order(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def answer(request: ChatRequest) -> Completion:
+        calls.append(len(calls))
+        return Completion(f"<memory>\n- Hale catalogued tablet number {len(calls)}.\n</memory>")
+
+    def open_app(root: Path) -> App:
+        return App(Workspace.create(root), env={}, chat_model=lambda: FakeChatModel(answer))
+
+    chunks_file = tmp_path / "chunks.json"
+    bullets = asyncio.run(extract(chunks_file, messages=45, open_app=open_app))
+    chunks = json.loads(chunks_file.read_text(encoding="utf-8"))
+    assert len(chunks) == len(calls) >= 2
+    assert chunks[-1]["last"] < 45
+    assert bullets == [f"Hale catalogued tablet number {n}." for n in range(1, len(calls) + 1)]
+    assert saved_bullets(chunks_file) == bullets
+
+
+def test_the_filter_checks_each_bullet_against_the_bullets_kept_before_it() -> None:
+    bullets = ["Sam is from Leeds.", "Sam grew up in Leeds.", "Sam has a Welsh nan."]
+    vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]], dtype=np.float32)
+
+    def close(new: str, saved: str, cosine: float) -> bool:
+        return cosine >= 0.95
+
+    assert kept_by_filter(bullets, vectors, close) == [0, 2]
+    # A dropped bullet is no one's match: the third, close to the second only, is kept.
+    vectors[2] = [0.866, 0.5]
+    assert kept_by_filter(bullets, vectors, close) == [0, 2]

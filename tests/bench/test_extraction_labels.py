@@ -3,7 +3,8 @@ inverted readings and trivia as labelled."""
 
 import json
 
-from bench.extraction_quality import DATA, Score, holds, load_excerpts, score_answer
+from bench.extraction_quality import DATA, Run, answered_by_all, chosen_excerpts, load_excerpts
+from bench.extraction_scoring import Score, holds, is_invented, score_answer, wilson
 
 from charmemory.core.extraction_answer import ParsedAnswer
 
@@ -22,12 +23,13 @@ def test_there_are_thirty_excerpts_and_a_hundred_and_twenty_facts() -> None:
 
 
 def test_keywords_come_from_the_excerpt() -> None:
+    """A keyword's first phrasing is the excerpt's; others (after `|`) are other words for it."""
     missing = [
         (excerpt["id"], keyword)
         for excerpt in RAW
         for keywords in [f["keywords"] for f in excerpt["facts"]] + excerpt.get("trivia", [])
         for keyword in keywords
-        if keyword.lower() not in source(excerpt)
+        if keyword.split("|")[0].lower() not in source(excerpt)
     ]
     assert missing == []
 
@@ -71,3 +73,48 @@ def test_trivia_is_counted() -> None:
     bullets = ["It was freezing at the bus stop.", "Dev is taking welding classes on Mondays."]
     score_answer(score, excerpt, ParsedAnswer([bullets]), [])
     assert (score.trivia, score.recalled) == (1, 1)
+
+
+def test_a_keyword_may_name_other_phrasings_of_the_same_thing() -> None:
+    assert holds("Kael swore to return the map by midwinter.", ["map", "solstice|midwinter"])
+    assert not holds("Kael swore to return the map.", ["map", "solstice|midwinter"])
+    assert holds("KAEL\u2019S map", ["kael's map"])
+
+
+def test_no_phrasing_is_empty() -> None:
+    """An empty phrasing would be in every bullet."""
+    empty = [
+        (excerpt["id"], keyword)
+        for excerpt in RAW
+        for fact in excerpt["facts"]
+        for keywords in [fact["keywords"], *fact.get("wrong_keywords", [])]
+        for keyword in keywords
+        if not all(phrasing.strip() for phrasing in keyword.split("|"))
+    ]
+    assert empty == []
+
+
+def test_recall_is_given_with_its_wilson_interval() -> None:
+    low, high = wilson(20, 52)
+    assert (round(low, 3), round(high, 3)) == (0.265, 0.520)
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+
+
+def test_a_stopped_run_is_scored_on_the_excerpts_every_candidate_answered() -> None:
+    run = Run("2026-12-01T15:00+00:00", 1, ["b", "a", "c"], ["today", "new"])
+    run.answers = {"today": {"a": {}, "b": {}, "c": {}}, "new": {"b": {}, "a": {}}}
+    assert answered_by_all(run) == ["b", "a"]
+
+
+def test_the_shuffled_order_is_every_excerpt_in_the_same_order_each_time() -> None:
+    first = [excerpt.id for excerpt in chosen_excerpts(["shuffled"])]
+    assert first == [excerpt.id for excerpt in chosen_excerpts(["shuffled"])]
+    assert sorted(first) == sorted(excerpt["id"] for excerpt in RAW)
+    assert first != [excerpt["id"] for excerpt in RAW]
+
+
+def test_a_name_the_excerpt_only_has_in_the_possessive_is_not_invented() -> None:
+    source = 'Roderick: "The man who gave the order to burn Hollin\'s Ford."'
+    assert not is_invented("Maelis's father gave the order to burn Hollin's Ford.", source)
+    assert not is_invented("Hollin was burned.", source)
+    assert is_invented("Hollin's Ford burned in 1991.", source)

@@ -337,16 +337,22 @@ async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
     ws = make_workspace(tmp_path / "ws")
     related_memory_file(ws)
     write_chat(ws, alternating(4))
+    update = (
+        "Mira's grandmother gave her a silver amulet shaped like a swallow when Mira turned twelve."
+    )
     chat_model.reply_text(
         memory_block(
             "Mira's grandmother gave her a silver amulet in the shape of a swallow.",
+            "The silver swallow amulet Mira wears was a gift from her grandmother.",
+            update,
             "Alex learned to read the Kestrel's star charts.",
         )
     )
     app = make_app(ws, chat_model, clock=clock, index=True)
     report = await app.extraction.extract(CHARACTER)
-    assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
-    assert len(report.chunks[0].dropped) == 1
+    # The same fact in other words is dropped; one that adds a number (or a name) is not.
+    assert report.chunks[0].saved == [update, "Alex learned to read the Kestrel's star charts."]
+    assert len(report.chunks[0].dropped) == 2
     # Extraction's lookups are not retrievals the character was shown: diagnose
     # must keep showing the last real one.
     located = app.locator.locate(CHARACTER)

@@ -36,6 +36,7 @@ from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.model_settings import DEFAULT_CONTEXT_SIZE
 from charmemory.core.prompt_budget import describe_cuts
 from charmemory.core.redaction import without_secrets
+from charmemory.core.restatement import restates
 from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
@@ -82,9 +83,8 @@ from charmemory.services.settings import SettingsService
 
 # How many saved bullets the index proposes as related before the token budget cuts.
 RELATED_CANDIDATES = 60
-# Cosine to a saved memory above which a new bullet only restates it. High on purpose:
-# "owes 40 crowns" and "owes 50 crowns" are close too, and an update must not be lost.
-NEAR_DUPLICATE_COSINE = 0.95
+# Saved memories nearest a new bullet that are checked for restating it (core/restatement).
+RESTATED_CANDIDATES = 3
 TEMPERATURE = 0.3
 
 
@@ -579,19 +579,19 @@ class ExtractionService:
     async def _without_near_duplicates(
         self, collection: Collection, memories: LoadedMemories, bullets: list[str]
     ) -> tuple[list[str], list[str]]:
-        """Split new bullets into (kept, near-duplicates of a saved memory)."""
+        """Split new bullets into (kept, restatements of a saved memory)."""
         retrieval = self._retrieval_service()
         if retrieval is None or not bullets:
             return bullets, []
         # The prompt may have been built without the index (every memory fitted).
         await self._sync_with_file(collection, memories)
         kept, near = [], []
-        for retrieval_result in await retrieval.retrieve_many(collection, bullets, 1, record=False):
-            best = retrieval_result.results[0] if retrieval_result.results else None
-            if best is not None and best.cosine >= NEAR_DUPLICATE_COSINE:
-                near.append(retrieval_result.query)
-            else:
-                kept.append(retrieval_result.query)
+        found = await retrieval.retrieve_many(
+            collection, bullets, RESTATED_CANDIDATES, record=False
+        )
+        for result in found:
+            restated = any(restates(result.query, r.text, r.cosine) for r in result.results)
+            (near if restated else kept).append(result.query)
         return kept, near
 
     def _retrieval_service(self) -> RetrievalService | None:

@@ -1,5 +1,6 @@
 from charmemory.adapters.llm.embedded_prompt import (
     EXAMPLE_ANSWER,
+    CompactStyle,
     compact_prompt,
     extraction_request,
 )
@@ -90,7 +91,7 @@ def test_saved_memories_are_carried_into_the_rules_as_prose() -> None:
 def test_without_the_worked_example_the_prompt_is_rules_then_request() -> None:
     request = extraction_request(rendered(card=""), WANTED)
     assert request is not None
-    prompt = compact_prompt(request, worked_example=False)
+    prompt = compact_prompt(request, CompactStyle(worked_example=False))
     assert [m.role for m in prompt] == ["system", "user"]
     assert "<existing_memories>" not in prompt[1].content
     assert "(no character card)" in prompt[1].content

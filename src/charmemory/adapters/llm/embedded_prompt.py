@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from charmemory.core.extraction_answer import SENTINEL
 from charmemory.core.extraction_prompt import NO_CARD, NO_MEMORIES
+from charmemory.core.pronoun_names import name_pronouns
 from charmemory.ports import ChatMessage, NewMemories
 
 _SECTION = r"<{0}>\n(.*?)\n</{0}>"
@@ -37,15 +38,24 @@ names instead of pronouns. Never copy a chat line. Never quote.
 Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
 remembering, answer {SENTINEL}."""
 
+# The same rules with the facts' owners and specifics asked for (bench: "rules v2").
+SYSTEM_V2 = f"""\
+You write the long-term memory of a role-play character. You read a chat and note \
+the few facts the character must still remember months later.
+Keep: secrets revealed, names, family, origins, relationships, promises, debts, \
+plans, injuries, gifts, decisions.
+Skip: greetings, small talk, jokes, food, weather, clothes, step-by-step actions, \
+and anything the character card or the saved memories already say.
+Write each memory as one short sentence in your own words, in the past tense. Start \
+it with the name of the person it is about, and keep the names, places, numbers and \
+dates the chat gives. Never copy a chat line. Never quote.
+Keep straight whose fact it is: what a person says about their own family, past or \
+belongings is about them, never about the one they tell it to.
+Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
+remembering, answer {SENTINEL}."""
+
 # Invented people, places and things, so a leak from the example is easy to spot.
-EXAMPLE_REQUEST = """\
-The character is Bram. The user plays Ivy.
-
-<character_card>
-Bram is a gruff blacksmith in the village of Hollowmere.
-</character_card>
-
-<chat_messages>
+EXAMPLE_CHAT = """\
 Ivy: *I push open the smithy door.* "Morning, Bram! Lovely weather."
 
 Bram: "Hmph. Morning. What do you need?"
@@ -56,15 +66,42 @@ Bram: *He sets down his hammer.* "I'm sorry, lass. I'll forge it myself, by midw
 
 Ivy: "I can pay you in barley, three sacks."
 
-Bram: "Two sacks. And you'll sweep the forge on Sundays."
+Bram: "Two sacks. And you'll sweep the forge on Sundays.\""""
+
+
+def _example_request(chat: str) -> str:
+    return f"""\
+The character is Bram. The user plays Ivy.
+
+<character_card>
+Bram is a gruff blacksmith in the village of Hollowmere.
+</character_card>
+
+<chat_messages>
+{chat}
 </chat_messages>"""
 
+
+EXAMPLE_REQUEST = _example_request(EXAMPLE_CHAT)
 EXAMPLE_ANSWER = """\
 <memory>
 - Ivy's twin brother Tomas drowned in the harbour last spring.
 - Bram promised to forge a memorial bell for the harbour by midwinter.
 - Ivy agreed to pay Bram two sacks of barley and to sweep his forge on Sundays.
 </memory>"""
+
+
+@dataclass(frozen=True)
+class CompactStyle:
+    """How the short prompt is written; bench/extraction_quality.py measures each choice."""
+
+    worked_example: bool = True
+    # "I" and "you" in the chat written as the speakers' names (core/pronoun_names.py).
+    name_pronouns: bool = False
+    rules: str = SYSTEM
+
+
+DEFAULT_STYLE = CompactStyle()
 
 
 @dataclass(frozen=True)
@@ -100,7 +137,9 @@ def extraction_request(
     )
 
 
-def compact_prompt(request: ExtractionRequest, *, worked_example: bool = True) -> list[ChatMessage]:
+def compact_prompt(
+    request: ExtractionRequest, style: CompactStyle = DEFAULT_STYLE
+) -> list[ChatMessage]:
     """The short extraction prompt: rules, the worked example, then the request's sections.
 
     Where the names are known they open the request, and the card's `{{char}}` and
@@ -113,13 +152,18 @@ def compact_prompt(request: ExtractionRequest, *, worked_example: bool = True) -
     sections = [f"<character_card>\n{card or NO_CARD}\n</character_card>"]
     if request.char and request.user:
         sections.insert(0, f"The character is {request.char}. The user plays {request.user}.")
-    sections.append(f"<chat_messages>\n{request.chat}\n</chat_messages>")
+    chat = request.chat
+    example_request = EXAMPLE_REQUEST
+    if style.name_pronouns:
+        chat = name_pronouns(chat, request.char, request.user)
+        example_request = _example_request(name_pronouns(EXAMPLE_CHAT, "Bram", "Ivy"))
+    sections.append(f"<chat_messages>\n{chat}\n</chat_messages>")
     example = (
-        [ChatMessage("user", EXAMPLE_REQUEST), ChatMessage("assistant", EXAMPLE_ANSWER)]
-        if worked_example
+        [ChatMessage("user", example_request), ChatMessage("assistant", EXAMPLE_ANSWER)]
+        if style.worked_example
         else []
     )
-    system = f"{SYSTEM}\nWrite at most {request.max_bullets} bullets."
+    system = f"{style.rules}\nWrite at most {request.max_bullets} bullets."
     saved = _bullets(request.existing_memories)
     if saved:
         # As prose in the rules, not as a bullet list beside the chat: shown as a

@@ -1,0 +1,43 @@
+import pytest
+
+from charmemory.core.restatement import restates
+
+SAVED = "Tomas counted nineteen lanterns on the pier."
+
+
+@pytest.mark.parametrize(
+    ("new", "cosine"),
+    [
+        ("The lanterns Tomas counted on the pier numbered nineteen.", 0.94),  # very close
+        ("Tomas counted the lanterns on the pier: nineteen.", 0.78),  # close, same words
+    ],
+)
+def test_the_same_fact_in_other_words_is_a_restatement(new: str, cosine: float) -> None:
+    assert restates(new, SAVED, cosine)
+
+
+@pytest.mark.parametrize(
+    ("new", "cosine", "why"),
+    [
+        ("Tomas counted twenty lanterns on the pier.", 0.95, "a new number is an update"),
+        ("Tomas counted nineteen lanterns on the pier at Hollowmere.", 0.93, "a new name"),
+        ("Tomas no longer counted lanterns on the pier.", 0.92, "negated"),
+        ("Tomas didn't count nineteen lanterns on the pier.", 0.92, "negated"),
+        ("Tomas repaired the pier after the storm with nineteen planks.", 0.7, "new words"),
+        ("Tomas counted nineteen lanterns on the pier.", 0.5, "not close"),
+    ],
+)
+def test_news_is_never_a_restatement(new: str, cosine: float, why: str) -> None:
+    assert not restates(new, SAVED, cosine), why
+
+
+def test_a_name_at_the_start_of_the_saved_memory_counts_as_said() -> None:
+    assert restates(
+        "Eleanor, Hale's late wife, was a linguist.", "Hale's wife Eleanor, a linguist, died.", 0.9
+    )
+
+
+def test_one_new_word_below_the_closest_cosines_is_news() -> None:
+    saved = "Mira's grandmother gave her a silver amulet shaped like a swallow."
+    lost = "Mira lost the silver swallow amulet her grandmother gave her."
+    assert not restates(lost, saved, 0.86)
