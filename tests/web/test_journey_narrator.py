@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from tests.api.conftest import Served
+from tests.support.extraction_fixtures import CHAT_ID
 from tests.support.narrator import memories
 from tests.web.books_support import CHAT_URL
 from tests.web.browser import PHONE, screenshot
-from tests.web.narrator_support import narrator_chat
+from tests.web.narrator_support import cast_of, narrator_chat
 from tests.web.test_journey_books import mark
 from tests.web.test_journey_chat import send
 
@@ -155,3 +156,23 @@ def test_the_cast_chosen_in_the_drawer_decides_whose_books_remember_the_scene(
     page.wait_for_selector("#cast-drawer [data-cast-count]:text('3')")
     width = page.evaluate("document.querySelector('#cast-drawer').getBoundingClientRect().width")
     assert width <= PHONE["width"]
+
+
+def test_catch_up_asks_who_was_present_and_goes_on_when_told(site: Served, page: Any) -> None:
+    narrator_chat(site, messages=20)
+    cast_of(site, "Alice", "Bob")
+    site.app.narrator.set_active("Mira", ["Alice"], CHAT_ID)
+    site.app.settings.set("books.auto_interval", "10")
+    page.goto(site.url + CHAT_URL)
+    page.get_by_role("button", name="Catch up").click()
+    first = page.get_by_role("dialog", name="Who was present in messages 0-9?")
+    first.wait_for()
+    assert first.get_by_label("Alice").is_checked()
+    first.get_by_role("button", name="Confirm and go on catching up").click()
+    second = page.get_by_role("dialog", name="Who was present in messages 10-19?")
+    second.wait_for()
+    second.get_by_label("Alice").uncheck()
+    second.get_by_role("button", name="Confirm and go on catching up").click()
+    page.wait_for_selector("#scene-preview :text('Done')")
+    assert len(memories(site.ws, "Omni")) == 2
+    assert len(memories(site.ws, "Alice Book")) == 1 and memories(site.ws, "Bob Book") == []

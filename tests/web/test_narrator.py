@@ -214,3 +214,44 @@ def test_the_drawer_is_read_again_after_a_change_to_the_messages(site: Served) -
         site.app.narrator.set_active("Mira", ["Bob"], CHAT_ID)  # as a chosen swipe would
         again = client.get(f"{CHAT_URL}/cast").text
     assert f'value="{ids["Bob"]}" checked' in again and 'aria-label="1 selected"' in again
+
+
+def _streamed(client, url: str, csrf: dict[str, str], data: dict | None = None) -> str:
+    """The last page piece a streamed answer sent, its white space collapsed."""
+    events: list[str] = []
+    lines: list[str] = []
+    with client.stream("POST", url, data=data, headers=csrf) as run:
+        for line in run.iter_lines():
+            if line.startswith("data: "):
+                lines.append(line.removeprefix("data: "))
+            elif not line and lines:
+                events.append("\n".join(lines))
+                lines = []
+    return " ".join(events[-1].split())
+
+
+def test_catch_up_asks_who_was_present_at_an_unstamped_scene_and_goes_on(site: Served) -> None:
+    narrator_chat(site, messages=20)
+    cast_of(site, "Alice", "Bob")
+    site.app.narrator.set_active("Mira", ["Alice"], CHAT_ID)
+    site.app.settings.set("books.auto_interval", "10")
+    catch_up = f"{CHAT_URL}/scene/catch-up"
+    with browser_client(site.url) as client:
+        csrf = {"x-csrf-token": csrf_of(client.get(CHAT_URL))}
+        asked = _streamed(client, catch_up, csrf)
+        assert "<strong>Waiting for you</strong>: 0 scene memories saved." in asked
+        assert 'role="dialog"' in asked and "Who was present in messages 0-9?" in asked
+        assert 'value="Alice" checked' in asked and 'value="Bob">' in asked
+        assert '/scene/catch-up" data-stream-into="#scene-preview"' in asked
+        assert '<input type="hidden" name="first" value="0">' in asked
+        assert '<input type="hidden" name="last" value="9">' in asked
+        assert "--participants" not in asked and "Nothing to catch up" not in asked
+        alice = _streamed(
+            client, catch_up, csrf, {"first": "0", "last": "9", "participant": "Alice"}
+        )
+        assert "1 scene memory saved." in alice and "Who was present in messages 10-19?" in alice
+        nobody = _streamed(client, catch_up, csrf, {"first": "10", "last": "19"})
+    assert "<strong>Done</strong>: 1 scene memory saved." in nobody
+    first, second = (line.split("</li>")[0] for line in (alice, nobody))
+    assert "Omni #" in first and "Alice Book #" in first and "Bob Book" not in first
+    assert "messages 10-19: " in second and "Alice Book" not in second.split("messages 10-19")[1]

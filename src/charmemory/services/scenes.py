@@ -97,6 +97,8 @@ class CatchUp:
     saved: list[SavedScene]
     remaining: list[SceneRange]
     error: str | None = None  # why it stopped early
+    # Set when it stopped at a narrator scene whose participants nobody confirmed.
+    confirmation: ConfirmationNeededError | None = None
 
 
 class SceneService:
@@ -312,7 +314,7 @@ class SceneService:
                 plan = await self.prepare(character.name, scene_range, loaded.ref.id)
                 done = self.save(plan)
             except ConfirmationNeededError as error:
-                return CatchUp(saved, ranges[position:], str(error))
+                return CatchUp(saved, ranges[position:], str(error), confirmation=error)
             except CharMemoryError as error:
                 return CatchUp(saved, ranges[position:], f"messages {scene_range}: {error}")
             saved.append(done)

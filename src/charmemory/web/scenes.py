@@ -21,6 +21,7 @@ from fastapi.responses import Response
 from charmemory.api.deps import Services
 from charmemory.api.streaming import StreamedResponse, sse
 from charmemory.composition import App
+from charmemory.core.books.scenes import SceneRange
 from charmemory.core.narrator.scenes import ConfirmationNeededError
 from charmemory.errors import CharMemoryError, NotFoundError
 from charmemory.ports import ChatRef
@@ -181,29 +182,66 @@ def _as_edited(plan: ScenePlan, title: str, keywords: str, content: str) -> Scen
 
 
 @router.post("/chat/{character}/{chat}/scene/catch-up")
-def catch_up(character: str, chat: str, services: Services) -> Response:
+def catch_up(
+    character: str,
+    chat: str,
+    services: Services,
+    first: Annotated[int | None, Form()] = None,
+    last: Annotated[int | None, Form()] = None,
+    participant: Annotated[list[str] | None, Form()] = None,
+) -> Response:
     """Scene memories for everything since the last one, each shown as it is saved; the
-    chat is held meanwhile (a reply waits until the catch-up is done)."""
+    chat is held meanwhile (a reply waits until the catch-up is done). A narrator scene
+    with unstamped replies stops it and asks who was present; the answer comes back with
+    that scene's ``first`` and ``last`` message (no ``participant``: nobody), and the
+    catch-up writes that scene with them and goes on."""
     ref = services.chat.chat_ref(character, chat)
-    return StreamedResponse(_catch_up(services, ref))
+    confirmed = (
+        (SceneRange(first, last), participant or [])
+        if first is not None and last is not None
+        else None
+    )
+    return StreamedResponse(_catch_up(services, ref, confirmed))
 
 
-async def _catch_up(app: App, ref: ChatRef) -> AsyncIterator[bytes]:
+async def _catch_up(
+    app: App, ref: ChatRef, confirmed: tuple[SceneRange, list[str]] | None
+) -> AsyncIterator[bytes]:
     saved: list[SavedScene] = []
     changed = asyncio.Event()
+    url = chat_url(ref.character.name, ref.id)
 
     def one_more(scene: SavedScene) -> None:
         saved.append(scene)
         changed.set()
 
     async def run() -> CatchUp:
+        name = ref.character.name
         async with app.chat.chat_lock(ref):
-            return await app.scenes.catch_up(ref.character.name, ref.id, on_saved=one_more)
+            if confirmed is not None:
+                scene, present = confirmed
+                plan = await app.scenes.prepare(name, scene, ref.id, participants=present)
+                one_more(app.scenes.save(plan))
+            return await app.scenes.catch_up(name, ref.id, on_saved=one_more)
+
+    def shown(report: CatchUp | None, error: str) -> bytes:
+        needed = report.confirmation if report is not None else None
+        cast = app.narrator.state(ref.character.name, ref.id).config.current if needed else []
+        html = render(
+            "_catch_up.html",
+            saved=saved,
+            report=report,
+            error="" if needed else error,
+            needed=needed,
+            cast=cast,
+            url=url,
+        )
+        return sse(html, "html")
 
     task = asyncio.create_task(run())
     task.add_done_callback(lambda _: changed.set())
     while not task.done():
-        yield sse(render("_catch_up.html", saved=saved, report=None, error=""), "html")
+        yield shown(None, "")
         await changed.wait()
         changed.clear()
     try:
@@ -211,4 +249,4 @@ async def _catch_up(app: App, ref: ChatRef) -> AsyncIterator[bytes]:
         error = report.error or ""
     except CharMemoryError as failure:
         report, error = None, str(failure)
-    yield sse(render("_catch_up.html", saved=saved, report=report, error=error), "html")
+    yield shown(report, error)

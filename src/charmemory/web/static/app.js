@@ -234,6 +234,7 @@
         if (event.event === "html") {
           target.innerHTML = event.data;
           htmx.process(target);
+          setup(target); // a form in the piece (catch-up's "who was present?") streams too
         } else if (event.event === "error") {
           showNotice(errorText(event.data), "error");
         }
