@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,11 +32,7 @@ from charmemory.core.chat.messages import (
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.narrator.stamps import CastSnapshot, stamp, unstamp
 from charmemory.core.triggers import (
-    SKIPPED,
-    STARTED,
-    format_wait,
     group_outcome,
-    trigger_outcome,
 )
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
 from charmemory.formats.chat import Chat, Message, MessagePage
@@ -47,10 +43,10 @@ from charmemory.ports import (
     ChatModel,
     ChatRef,
     GenerationLog,
-    GroupMembership,
     LoadedChat,
     StreamDelta,
 )
+from charmemory.services.chat_background import AfterReply, BackgroundWork
 from charmemory.services.chat_writes import AsRead, as_read, write_merging
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.memory_access import MemoryLocator
@@ -60,9 +56,6 @@ from charmemory.services.settings import SettingsService
 
 Kind = Literal["normal", "swipe", "regenerate", "continue"]
 OnDelta = Callable[[StreamDelta], object]
-# Work that follows a saved reply in the background (automatic scene memories); it is
-# given the chat's lock, to hold only while it writes the chat.
-AfterReply = Callable[[ChatRef, asyncio.Lock], Awaitable[object]]
 # Work that follows a new branch (copying memory books): given the parent and the branch's id.
 AfterBranch = Callable[[ChatRef, str], object]
 STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
@@ -85,13 +78,6 @@ class Turn:
     stopped: bool = False
     # In a group chat, each member's own outcome (`extraction` sums them up).
     extraction_members: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class _Running:
-    tasks: dict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=dict)
-    failures: list[str] = field(default_factory=list)
-    after_reply: list[asyncio.Task[Any]] = field(default_factory=list)
 
 
 class _PendingSave:
@@ -142,13 +128,13 @@ class ChatService:
         self._preparer = preparer
         self._generations = generations
         self._settings = settings
-        self._extraction = extraction
         self._activity = activity
         self._model_for = model_for
         self._clock = clock
         self._locks: dict[Path, asyncio.Lock] = {}
-        self._running = _Running()
-        self._after_reply = after_reply
+        self._background = BackgroundWork(
+            self._library, extraction, activity, chat_lock=self.chat_lock, after_reply=after_reply
+        )
         self._after_branch = after_branch
         self._narrator = narrator
 
@@ -367,7 +353,7 @@ class ChatService:
             saved.ref, kind, prepared, generated, timings, finish, index, None, cast
         )
         outcomes = self.trigger_extraction(character, saved.ref)
-        self._start_after_reply(saved.ref)
+        self._background.follow_reply(saved.ref)
         return Turn(
             saved.ref.id,
             index,
@@ -495,96 +481,26 @@ class ChatService:
     # -- automatic extraction -----------------------------------------------------------
 
     def trigger_extraction(self, character: Character, ref: ChatRef) -> dict[str, str]:
-        """Start extraction in the background if the trigger says so now; say what happened
-        (`none`, `started` or `skipped: <reason>`), by character.
-
-        In a group chat every member hears the new message: each member's own
-        extraction is triggered (muted ones too), each with its own watermark.
-        """
-        if ref.group is None:
-            return {character.name: self._trigger_one(character, ref)}
-        return {
-            member.character.name: self._trigger_one(member.character, member)
-            for member in self._group_listeners(ref.group, ref.id)
-        }
-
-    def _group_listeners(self, group: GroupMembership, chat_id: str) -> list[ChatRef]:
-        """The group chat as each member of its group takes part in it."""
-        loaded = self._library.group(group.group_id)
-        return [
-            self._library.group_chat(loaded, member, chat_id)
-            for member in self._library.group_members(loaded.group)
-            if member is not None
-        ]
-
-    def _trigger_one(self, character: Character, ref: ChatRef) -> str:
-        outcome = trigger_outcome(self._extraction.decision(character.name, ref.id))
-        if outcome != STARTED:
-            return outcome
-        key = (character.name, ref.id)
-        if key in self._running.tasks and not self._running.tasks[key].done():
-            return f"{SKIPPED}an extraction of this chat is running"
-        self._running.tasks[key] = asyncio.create_task(self._extract(character.name, ref.id))
-        return outcome
-
-    async def _extract(self, character: str, chat: str) -> None:
-        try:
-            await self._extraction.on_character_message(character, chat)
-        except CharMemoryError as error:
-            message = f"automatic extraction failed for {character} ({chat}): {error}"
-            self._running.failures.append(message)
-            self._activity.record(
-                "chat.extraction", message, level="warning", character=character, chat=chat
-            )
-
-    def _start_after_reply(self, ref: ChatRef) -> None:
-        if self._after_reply is None:
-            return
-        running = [task for task in self._running.after_reply if not task.done()]
-        self._running.after_reply = [*running, asyncio.create_task(self._follow_reply(ref))]
-
-    async def _follow_reply(self, ref: ChatRef) -> None:
-        assert self._after_reply is not None
-        try:
-            await self._after_reply(ref, self.chat_lock(ref))
-        except CharMemoryError as error:
-            name = ref.character.name
-            message = f"automatic scene memory failed for {name} ({ref.id}): {error}"
-            self._running.failures.append(message)
-            self._activity.record(
-                "chat.scene_memory", message, level="warning", character=name, chat=ref.id
-            )
+        """Start extraction in the background if the trigger says so now (see
+        `BackgroundWork.trigger_extraction`)."""
+        return self._background.trigger_extraction(character, ref)
 
     async def extractions_finished(self) -> list[str]:
         """Wait for background extractions (and scene memories); the failures since the last
         call, once each."""
-        running = [task for task in self._running.tasks.values() if not task.done()]
-        running += [task for task in self._running.after_reply if not task.done()]
-        if running:
-            await asyncio.gather(*running)
-        return self.extraction_failures()
+        return await self._background.finished()
 
     def cancel_extractions(self) -> None:
         """Stop background extractions (at shutdown): each is journalled, so none is torn."""
-        for task in self._running.tasks.values():
-            task.cancel()
+        self._background.cancel_extractions()
 
     def extraction_failures(self) -> list[str]:
         """The background extractions' failures since the last call, once each (no waiting)."""
-        failures, self._running.failures = self._running.failures, []
-        return failures
+        return self._background.failures()
 
     def status_line(self, character_name: str, chat_id: str | None = None) -> str:
         """`5/20 msgs · Ready`: how far the next automatic extraction is."""
-        decision = self._extraction.decision(character_name, chat_id)
-        done, interval = decision.progress
-        if decision.reason == "disabled":
-            readiness = "automatic extraction off"
-        elif decision.cooldown_left is not None:
-            readiness = f"{format_wait(decision.cooldown_left)} left"
-        else:
-            readiness = "Ready"
-        return f"{done}/{interval} msgs · {readiness}"
+        return self._background.status_line(character_name, chat_id)
 
     # -- diagnostics --------------------------------------------------------------------
 
