@@ -47,6 +47,7 @@ from charmemory.ports import (
     StreamDelta,
 )
 from charmemory.services.chat_background import AfterReply, BackgroundWork
+from charmemory.services.chat_edits import AfterBranch, ChatEditor
 from charmemory.services.chat_writes import AsRead, as_read, write_merging
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.memory_access import MemoryLocator
@@ -56,8 +57,6 @@ from charmemory.services.settings import SettingsService
 
 Kind = Literal["normal", "swipe", "regenerate", "continue"]
 OnDelta = Callable[[StreamDelta], object]
-# Work that follows a new branch (copying memory books): given the parent and the branch's id.
-AfterBranch = Callable[[ChatRef, str], object]
 STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
 
 
@@ -135,7 +134,13 @@ class ChatService:
         self._background = BackgroundWork(
             self._library, extraction, activity, chat_lock=self.chat_lock, after_reply=after_reply
         )
-        self._after_branch = after_branch
+        self._editor = ChatEditor(
+            self._library,
+            chat_ref=self.chat_ref,
+            chat_lock=self.chat_lock,
+            narrator=narrator,
+            after_branch=after_branch,
+        )
         self._narrator = narrator
 
     # -- chats ------------------------------------------------------------------------
@@ -528,96 +533,39 @@ class ChatService:
             )
         return found
 
-    # -- editing --------------------------------------------------------------------------
+    # -- editing (services/chat_edits.py) ------------------------------------------------
 
     async def choose_swipe(
         self, character_name: str, number: int, chat_id: str | None = None
     ) -> str:
-        """Show swipe ``number`` (1-based) of the last reply; returns its text (in a narrator
-        chat the active cast becomes the swipe's)."""
-
-        def choose(ref: ChatRef, chat: Chat) -> str:
-            text = _chosen(chat, number - 1)
-            if self._narrator is not None:
-                self._narrator.follow_swipe(ref, chat, chat.messages[-1])
-            return text
-
-        return await self._edit_chat(character_name, chat_id, choose)
+        """Show swipe ``number`` (1-based) of the last reply; returns its text."""
+        return await self._editor.choose_swipe(character_name, number, chat_id)
 
     async def edit(
         self, character_name: str, index: int, text: str, chat_id: str | None = None
     ) -> str:
-        def edit(chat: Chat) -> str:
-            editing.edit_message(chat, index, text)
-            return text
-
-        return await self._edit(character_name, chat_id, edit)
+        return await self._editor.edit(character_name, index, text, chat_id)
 
     async def delete_last(self, character_name: str, count: int, chat_id: str | None = None) -> int:
-        """Delete the last ``count`` messages (in a narrator chat the active cast becomes
-        the last stamped reply's)."""
-
-        def delete(ref: ChatRef, chat: Chat) -> int:
-            removed = len(editing.delete_last(chat, count))
-            if self._narrator is not None:
-                self._narrator.follow_deletion(ref, chat)
-            return removed
-
-        return await self._edit_chat(character_name, chat_id, delete)
+        """Delete the last ``count`` messages."""
+        return await self._editor.delete_last(character_name, count, chat_id)
 
     async def delete_message(
         self, character_name: str, index: int, chat_id: str | None = None
     ) -> int:
-        """Delete one message; deleting an older one changes no later stamp."""
-
-        def delete(ref: ChatRef, chat: Chat) -> int:
-            last = index == len(chat.messages) - 1
-            editing.delete_message(chat, index)
-            if last and self._narrator is not None:
-                self._narrator.follow_deletion(ref, chat)
-            return 1
-
-        return await self._edit_chat(character_name, chat_id, delete)
+        """Delete one message."""
+        return await self._editor.delete_message(character_name, index, chat_id)
 
     async def set_hidden(
         self, character_name: str, first: int, last: int, hidden: bool, chat_id: str | None = None
     ) -> list[int]:
-        return await self._edit(
-            character_name, chat_id, lambda chat: editing.set_hidden(chat, first, last, hidden)
-        )
+        return await self._editor.set_hidden(character_name, first, last, hidden, chat_id)
 
     async def branch(
         self, character_name: str, at: int | None = None, chat_id: str | None = None
     ) -> str:
         """A new chat holding messages 0..``at`` (default: all); returns its id."""
-        ref = self.chat_ref(character_name, chat_id)
-        if ref.group is not None:
-            raise CharMemoryError("branching a group chat is not supported yet")
-        async with self.chat_lock(ref):
-            loaded = self._library.load_chat(ref)
-            last = len(loaded.chat.messages) - 1 if at is None else at
-            existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
-            name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
-            self._library.create_chat(loaded.ref.character, name, copy)
-            self._library.save_chat(loaded, loaded.chat)
-        if self._after_branch is not None:
-            self._after_branch(ref, name)
-        return name
-
-    async def _edit(
-        self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
-    ) -> Any:
-        return await self._edit_chat(character_name, chat_id, lambda _, chat: change(chat))
-
-    async def _edit_chat(
-        self, character_name: str, chat_id: str | None, change: Callable[[ChatRef, Chat], Any]
-    ) -> Any:
-        ref = self.chat_ref(character_name, chat_id)
-        async with self.chat_lock(ref):
-            loaded = self._library.load_chat(ref)
-            result = change(ref, loaded.chat)
-            self._library.save_chat(loaded, loaded.chat)
-            return result
+        return await self._editor.branch(character_name, at, chat_id)
 
     def _snapshot(self, ref: ChatRef, chat: Chat) -> CastSnapshot | None:
         return None if self._narrator is None else self._narrator.snapshot(ref, chat)
@@ -625,12 +573,6 @@ class ChatService:
     def chat_lock(self, ref: ChatRef) -> asyncio.Lock:
         """Held by every operation on the chat's file (a group chat's members share it)."""
         return self._locks.setdefault(ref.path, asyncio.Lock())
-
-
-def _chosen(chat: Chat, number: int) -> str:
-    _, message = editing.last_reply(chat)
-    editing.choose_swipe(message, number)
-    return message.mes
 
 
 def _memories_of(prepared: PreparedPrompt) -> list[dict[str, Any]]:
