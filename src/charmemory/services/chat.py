@@ -139,7 +139,7 @@ class ChatService:
             return self.new_chat(character.name).ref
         return self._library.chat(character, chat_id)
 
-    # -- turns ------------------------------------------------------------------------
+    # -- turns (services/chat_turn.py) --------------------------------------------------
 
     async def preview(
         self, character_name: str, text: str, chat_id: str | None = None, *, new: bool = False
@@ -233,6 +233,8 @@ class ChatService:
         if kind != "normal":
             editing.last_reply(loaded.chat)  # raises when there is none to change
         return await self._turns.run(loaded, kind, on_delta, stop, batch=batch)
+
+    # -- automatic extraction (services/chat_background.py) -------------------------------
 
     def trigger_extraction(self, character: Character, ref: ChatRef) -> dict[str, str]:
         """Start extraction in the background if the trigger says so now (see
