@@ -1,45 +1,25 @@
-"""Chatting with a character who remembers: the generation loop and every chat operation.
+"""Chatting with a character who remembers: every chat operation, one entry point.
 
-One turn, as a pipeline: take the chat as it stands, retrieve the memories that
-fit its last messages, activate World Info, assemble the prompt (see
-`prompting`), stream the reply from the model, save it in SillyTavern's format
-with what was given recorded for `diagnose`, and let automatic extraction run in
-the background. Operations on one chat are serialised; a chat that another
-program changed while a reply was generated is not overwritten.
+`ChatService` opens chats, pages through them, previews and makes replies (one
+turn: `chat_turn`), edits chats by hand (`chat_edits`), reads the generations'
+records for `diagnose`, and reports the background work that follows a reply
+(`chat_background`). Operations on one chat are serialised by its lock.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from charmemory.core.chat import editing
-from charmemory.core.chat.diagnostics import GenerationRecord, bound_lorebooks, prompt_parts
-from charmemory.core.chat.messages import (
-    Generated,
-    character_reply,
-    greeting,
-    in_group,
-    iso_time,
-    new_chat_header,
-    user_message,
-)
+from charmemory.core.chat.diagnostics import GenerationRecord
+from charmemory.core.chat.messages import greeting, new_chat_header, user_message
 from charmemory.core.model_settings import ModelSettings
-from charmemory.core.narrator.stamps import CastSnapshot, stamp, unstamp
-from charmemory.core.triggers import (
-    SKIPPED,
-    STARTED,
-    format_wait,
-    group_outcome,
-    trigger_outcome,
-)
-from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.chat import Chat, Message, MessagePage
+from charmemory.errors import CharMemoryError, ConfigError, NotFoundError
+from charmemory.formats.chat import Chat, MessagePage
 from charmemory.formats.chat_name import chat_file_name
 from charmemory.ports import (
     ActivityRecorder,
@@ -47,78 +27,27 @@ from charmemory.ports import (
     ChatModel,
     ChatRef,
     GenerationLog,
-    GroupMembership,
     LoadedChat,
-    StreamDelta,
 )
-from charmemory.services.chat_writes import AsRead, as_read, write_merging
+from charmemory.services.chat_background import AfterReply, BackgroundWork
+from charmemory.services.chat_edits import AfterBranch, ChatEditor
+from charmemory.services.chat_turn import (
+    STOPPED,
+    Kind,
+    OnDelta,
+    Turn,
+    TurnRunner,
+    activated_lore,
+    memories_of,
+)
 from charmemory.services.extraction import ExtractionService
 from charmemory.services.memory_access import MemoryLocator
 from charmemory.services.narrator import NarratorService
-from charmemory.services.prompting import PreparedPrompt, PromptPreparer
+from charmemory.services.prompting import PromptPreparer
 from charmemory.services.settings import SettingsService
 
-Kind = Literal["normal", "swipe", "regenerate", "continue"]
-OnDelta = Callable[[StreamDelta], object]
-# Work that follows a saved reply in the background (automatic scene memories); it is
-# given the chat's lock, to hold only while it writes the chat.
-AfterReply = Callable[[ChatRef, asyncio.Lock], Awaitable[object]]
-# Work that follows a new branch (copying memory books): given the parent and the branch's id.
-AfterBranch = Callable[[ChatRef, str], object]
-STOPPED = "stopped"  # `extra` key marking a reply cut short by the user
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One reply, as saved, with what it was given."""
-
-    chat: str
-    index: int  # the reply's message index
-    reply: str
-    reasoning: str
-    kind: Kind
-    memories: list[dict[str, Any]]
-    world_info: list[dict[str, Any]]
-    extraction: str  # none | started | skipped: <reason> (core.triggers)
-    generation: int  # the diagnostics record's number
-    finish_reason: str | None = None
-    stopped: bool = False
-    # In a group chat, each member's own outcome (`extraction` sums them up).
-    extraction_members: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class _Running:
-    tasks: dict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=dict)
-    failures: list[str] = field(default_factory=list)
-    after_reply: list[asyncio.Task[Any]] = field(default_factory=list)
-
-
-class _PendingSave:
-    """The user's message, written while the model works on the reply.
-
-    Writing a long chat holds the interpreter for milliseconds, so it starts once
-    the prompt is ready (the model's first token is then the longest wait), not
-    while charmemory prepares the prompt.
-    """
-
-    def __init__(self, write: Callable[[], LoadedChat]):
-        self._write = write
-        self._task: asyncio.Task[LoadedChat] | None = None
-
-    def start(self) -> asyncio.Task[LoadedChat]:
-        if self._task is None:
-            self._task = asyncio.create_task(asyncio.to_thread(self._write))
-        return self._task
-
-    async def written(self) -> LoadedChat:
-        return await self.start()
-
-    async def settled(self) -> None:
-        """Started if it was not, and finished; its failure is `written`'s to tell."""
-        task = self.start()
-        if not task.done():
-            await asyncio.wait([task])
+# What other modules import from here (the turn's values are defined in `chat_turn`).
+__all__ = ["STOPPED", "ChatService", "Kind", "OnDelta", "Turn"]
 
 
 class ChatService:
@@ -142,15 +71,29 @@ class ChatService:
         self._preparer = preparer
         self._generations = generations
         self._settings = settings
-        self._extraction = extraction
         self._activity = activity
-        self._model_for = model_for
         self._clock = clock
         self._locks: dict[Path, asyncio.Lock] = {}
-        self._running = _Running()
-        self._after_reply = after_reply
-        self._after_branch = after_branch
-        self._narrator = narrator
+        self._background = BackgroundWork(
+            self._library, extraction, activity, chat_lock=self.chat_lock, after_reply=after_reply
+        )
+        self._editor = ChatEditor(
+            self._library,
+            chat_ref=self.chat_ref,
+            chat_lock=self.chat_lock,
+            narrator=narrator,
+            after_branch=after_branch,
+        )
+        self._turns = TurnRunner(
+            locator,
+            preparer,
+            generations,
+            settings,
+            self._background,
+            model_for=model_for,
+            clock=clock,
+            narrator=narrator,
+        )
 
     # -- chats ------------------------------------------------------------------------
 
@@ -196,7 +139,7 @@ class ChatService:
             return self.new_chat(character.name).ref
         return self._library.chat(character, chat_id)
 
-    # -- turns ------------------------------------------------------------------------
+    # -- turns (services/chat_turn.py) --------------------------------------------------
 
     async def preview(
         self, character_name: str, text: str, chat_id: str | None = None, *, new: bool = False
@@ -220,17 +163,17 @@ class ChatService:
             self._locator.for_chat(character, ref),
             model,
             group=ref.group.members if ref is not None and ref.group is not None else (),
-            cast=self._snapshot(ref, chat) if ref is not None else None,
+            cast=self._turns.snapshot(ref, chat) if ref is not None else None,
         )
         return {
             "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
             "memories": [
                 {"id": m["id"], "text": m["text"], "score": m["score"]}
-                for m in _memories_of(prepared)
+                for m in memories_of(prepared)
             ],
             "world_info": [
                 {"book": e["book"], "uid": e["uid"], "comment": e["comment"], "why": e["why"]}
-                for e in _activated_lore(prepared)
+                for e in activated_lore(prepared)
             ],
         }
 
@@ -252,15 +195,7 @@ class ChatService:
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             message = user_message(persona.name, text, self._clock())
-            if self._narrator is not None:
-                self._narrator.stamp_sent(ref, loaded.chat, message)
-            before = as_read(loaded.chat, 0)
-            loaded.chat.append(message)
-            saving = _PendingSave(lambda: self._write_sent(loaded, message, before))
-            try:
-                return await self._turn(loaded, "normal", on_delta, stop, saving)
-            finally:
-                await saving.settled()  # written even when no reply could be made
+            return await self._turns.answer(loaded, message, on_delta, stop)
 
     async def generate(
         self,
@@ -280,7 +215,7 @@ class ChatService:
             if kind == "regenerate":
                 editing.delete_last(loaded.chat, 1)
                 loaded = self._library.save_chat(loaded, loaded.chat)
-            return await self._turn(loaded, kind, on_delta, stop)
+            return await self._turns.run(loaded, kind, on_delta, stop)
 
     async def reply_in_group(
         self,
@@ -297,294 +232,31 @@ class ChatService:
         loaded = self._library.load_chat(ref)
         if kind != "normal":
             editing.last_reply(loaded.chat)  # raises when there is none to change
-        return await self._turn(loaded, kind, on_delta, stop, batch=batch)
+        return await self._turns.run(loaded, kind, on_delta, stop, batch=batch)
 
-    async def _turn(
-        self,
-        loaded: LoadedChat,
-        kind: Kind,
-        on_delta: OnDelta | None,
-        stop: asyncio.Event | None,
-        saving: _PendingSave | None = None,
-        *,
-        batch: int | None = None,
-    ) -> Turn:
-        character = loaded.ref.character
-        group = loaded.ref.group
-        location = self._locator.for_chat(character, loaded.ref)
-        model_settings = self._settings.model(character=character.name)
-        # The active cast as the generation starts governs it, whatever changes meanwhile.
-        cast = self._snapshot(loaded.ref, loaded.chat)
-        prepared = await self._preparer.prepare(
-            character,
-            loaded.chat,
-            location,
-            model_settings,
-            kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
-            group=group.members if group is not None else (),
-            cast=cast,
-        )
-        if saving is not None:
-            saving.start()
-        model = self._model_for(character.name)
-        started = self._clock()
-        clock_start = time.perf_counter()
-        text, reasoning, finish, first_token_ms, stopped = await self._stream(
-            model, prepared, on_delta, stop
-        )
-        finished = self._clock()
-        stamps: dict[str, Any] = {STOPPED: True} if stopped else {}
-        if group is not None:
-            # SillyTavern's group_generation_id: one per round of replies.
-            stamps["gen_id"] = batch if batch is not None else round(started.timestamp() * 1000)
-        generated = Generated(
-            text,
-            started,
-            finished,
-            model.provider,
-            model.model,
-            reasoning,
-            stamps,
-        )
-        timings = {
-            **prepared.timings,
-            "first_token_ms": first_token_ms,
-            "generation_ms": round((time.perf_counter() - clock_start) * 1000, 2),
-        }
-        try:
-            if saving is not None:
-                loaded = await saving.written()  # the user's message, written meanwhile
-            saved, index = self._save_reply(loaded, kind, character, generated, prepared, cast)
-        except ConflictError as error:
-            self._record(
-                loaded.ref, kind, prepared, generated, timings, finish, None, str(error), cast
-            )
-            raise ConflictError(
-                f"{error}; the reply was not saved (it is kept: charmemory diagnose "
-                f"{character.name!r} --raw)"
-            ) from None
-        number = self._record(
-            saved.ref, kind, prepared, generated, timings, finish, index, None, cast
-        )
-        outcomes = self.trigger_extraction(character, saved.ref)
-        self._start_after_reply(saved.ref)
-        return Turn(
-            saved.ref.id,
-            index,
-            saved.chat.messages[index].mes,
-            reasoning,
-            kind,
-            _memories_of(prepared),
-            _activated_lore(prepared),
-            group_outcome(outcomes) if group is not None else outcomes[character.name],
-            number,
-            finish,
-            stopped,
-            outcomes if group is not None else {},
-        )
-
-    async def _stream(
-        self,
-        model: ChatModel,
-        prepared: PreparedPrompt,
-        on_delta: OnDelta | None,
-        stop: asyncio.Event | None,
-    ) -> tuple[str, str, str | None, float | None, bool]:
-        text: list[str] = []
-        reasoning: list[str] = []
-        finish: str | None = None
-        first: float | None = None
-        started = time.perf_counter()
-        stream = model.stream(
-            prepared.messages,
-            max_tokens=prepared.model.max_tokens,
-            temperature=prepared.model.temperature,
-        )
-        stopped = False
-        try:
-            async for delta in stream:
-                if stop is not None and stop.is_set():
-                    stopped = True
-                    break
-                if first is None and (delta.text or delta.reasoning):
-                    first = round((time.perf_counter() - started) * 1000, 2)
-                text.append(delta.text)
-                reasoning.append(delta.reasoning)
-                finish = delta.finish_reason or finish
-                if on_delta is not None:
-                    on_delta(delta)
-        finally:
-            await stream.aclose()
-        return "".join(text), "".join(reasoning), finish, first, stopped
-
-    def _save_reply(
-        self,
-        loaded: LoadedChat,
-        kind: Kind,
-        character: Character,
-        generated: Generated,
-        prepared: PreparedPrompt,
-        cast: CastSnapshot | None,
-    ) -> tuple[LoadedChat, int]:
-        """Write the reply into the chat as read; refused if its messages changed meanwhile."""
-
-        def put(chat: Chat) -> int:
-            if kind == "swipe":
-                index, message = editing.last_reply(chat)
-                editing.add_swipe(message, generated)
-            elif kind == "continue":
-                index, message = editing.last_reply(chat)
-                editing.continue_reply(message, generated)
-            else:
-                index = chat.append(character_reply(character.name, generated))
-                message = chat.messages[index]
-                if loaded.ref.group is not None:
-                    in_group(message, character.card_path.name)
-            if cast is not None:
-                stamp(message, cast.member_ids, merge=kind == "continue")
-            elif kind == "swipe":
-                unstamp(message)  # the swipe it replaced may have had one
-            for key, value in prepared.built.metadata_updates.items():
-                chat.header.set_metadata(key, value)
-            return index
-
-        before = as_read(loaded.chat, 0 if kind in ("normal", "regenerate") else 1)
-        return write_merging(self._library, loaded, put, before, put(loaded.chat))
-
-    def _write_sent(self, loaded: LoadedChat, message: Message, before: AsRead) -> LoadedChat:
-        return write_merging(self._library, loaded, lambda c: c.append(message), before, None)[0]
-
-    def _record(
-        self,
-        ref: ChatRef,
-        kind: Kind,
-        prepared: PreparedPrompt,
-        generated: Generated,
-        timings: dict[str, float],
-        finish: str | None,
-        index: int | None,
-        error: str | None,
-        cast: CastSnapshot | None = None,
-    ) -> int:
-        parts = prompt_parts(prepared.built)
-        memories = prepared.memories
-        record = GenerationRecord(
-            character=ref.character.name,
-            chat=ref.id,
-            at=iso_time(generated.finished),
-            kind=kind,
-            model=f"{generated.api}/{generated.model}",
-            prompt=parts.prompt,
-            memory_query=memories.query if memories else "",
-            memories=_memories_of(prepared),
-            world_info=parts.world_info,
-            tokens=parts.tokens,
-            timings=timings,
-            lorebooks=bound_lorebooks(prepared.lore.books, prepared.lore.named_books),
-            missing_lorebooks=list(prepared.lore.missing),
-            reply=generated.text,
-            reasoning=generated.reasoning,
-            finish_reason=finish,
-            message_index=index,
-            error=error,
-            narrator_cast=None if cast is None else list(cast.member_ids),
-        )
-        keep = int(self._settings.value("chat.diagnostics_kept", ref.character.name))
-        return self._generations.record(record, keep=keep)
-
-    # -- automatic extraction -----------------------------------------------------------
+    # -- automatic extraction (services/chat_background.py) -------------------------------
 
     def trigger_extraction(self, character: Character, ref: ChatRef) -> dict[str, str]:
-        """Start extraction in the background if the trigger says so now; say what happened
-        (`none`, `started` or `skipped: <reason>`), by character.
-
-        In a group chat every member hears the new message: each member's own
-        extraction is triggered (muted ones too), each with its own watermark.
-        """
-        if ref.group is None:
-            return {character.name: self._trigger_one(character, ref)}
-        return {
-            member.character.name: self._trigger_one(member.character, member)
-            for member in self._group_listeners(ref.group, ref.id)
-        }
-
-    def _group_listeners(self, group: GroupMembership, chat_id: str) -> list[ChatRef]:
-        """The group chat as each member of its group takes part in it."""
-        loaded = self._library.group(group.group_id)
-        return [
-            self._library.group_chat(loaded, member, chat_id)
-            for member in self._library.group_members(loaded.group)
-            if member is not None
-        ]
-
-    def _trigger_one(self, character: Character, ref: ChatRef) -> str:
-        outcome = trigger_outcome(self._extraction.decision(character.name, ref.id))
-        if outcome != STARTED:
-            return outcome
-        key = (character.name, ref.id)
-        if key in self._running.tasks and not self._running.tasks[key].done():
-            return f"{SKIPPED}an extraction of this chat is running"
-        self._running.tasks[key] = asyncio.create_task(self._extract(character.name, ref.id))
-        return outcome
-
-    async def _extract(self, character: str, chat: str) -> None:
-        try:
-            await self._extraction.on_character_message(character, chat)
-        except CharMemoryError as error:
-            message = f"automatic extraction failed for {character} ({chat}): {error}"
-            self._running.failures.append(message)
-            self._activity.record(
-                "chat.extraction", message, level="warning", character=character, chat=chat
-            )
-
-    def _start_after_reply(self, ref: ChatRef) -> None:
-        if self._after_reply is None:
-            return
-        running = [task for task in self._running.after_reply if not task.done()]
-        self._running.after_reply = [*running, asyncio.create_task(self._follow_reply(ref))]
-
-    async def _follow_reply(self, ref: ChatRef) -> None:
-        assert self._after_reply is not None
-        try:
-            await self._after_reply(ref, self.chat_lock(ref))
-        except CharMemoryError as error:
-            name = ref.character.name
-            message = f"automatic scene memory failed for {name} ({ref.id}): {error}"
-            self._running.failures.append(message)
-            self._activity.record(
-                "chat.scene_memory", message, level="warning", character=name, chat=ref.id
-            )
+        """Start extraction in the background if the trigger says so now (see
+        `BackgroundWork.trigger_extraction`)."""
+        return self._background.trigger_extraction(character, ref)
 
     async def extractions_finished(self) -> list[str]:
         """Wait for background extractions (and scene memories); the failures since the last
         call, once each."""
-        running = [task for task in self._running.tasks.values() if not task.done()]
-        running += [task for task in self._running.after_reply if not task.done()]
-        if running:
-            await asyncio.gather(*running)
-        return self.extraction_failures()
+        return await self._background.finished()
 
     def cancel_extractions(self) -> None:
         """Stop background extractions (at shutdown): each is journalled, so none is torn."""
-        for task in self._running.tasks.values():
-            task.cancel()
+        self._background.cancel_extractions()
 
     def extraction_failures(self) -> list[str]:
         """The background extractions' failures since the last call, once each (no waiting)."""
-        failures, self._running.failures = self._running.failures, []
-        return failures
+        return self._background.failures()
 
     def status_line(self, character_name: str, chat_id: str | None = None) -> str:
         """`5/20 msgs · Ready`: how far the next automatic extraction is."""
-        decision = self._extraction.decision(character_name, chat_id)
-        done, interval = decision.progress
-        if decision.reason == "disabled":
-            readiness = "automatic extraction off"
-        elif decision.cooldown_left is not None:
-            readiness = f"{format_wait(decision.cooldown_left)} left"
-        else:
-            readiness = "Ready"
-        return f"{done}/{interval} msgs · {readiness}"
+        return self._background.status_line(character_name, chat_id)
 
     # -- diagnostics --------------------------------------------------------------------
 
@@ -612,132 +284,40 @@ class ChatService:
             )
         return found
 
-    # -- editing --------------------------------------------------------------------------
+    # -- editing (services/chat_edits.py) ------------------------------------------------
 
     async def choose_swipe(
         self, character_name: str, number: int, chat_id: str | None = None
     ) -> str:
-        """Show swipe ``number`` (1-based) of the last reply; returns its text (in a narrator
-        chat the active cast becomes the swipe's)."""
-
-        def choose(ref: ChatRef, chat: Chat) -> str:
-            text = _chosen(chat, number - 1)
-            if self._narrator is not None:
-                self._narrator.follow_swipe(ref, chat, chat.messages[-1])
-            return text
-
-        return await self._edit_chat(character_name, chat_id, choose)
+        """Show swipe ``number`` (1-based) of the last reply; returns its text."""
+        return await self._editor.choose_swipe(character_name, number, chat_id)
 
     async def edit(
         self, character_name: str, index: int, text: str, chat_id: str | None = None
     ) -> str:
-        def edit(chat: Chat) -> str:
-            editing.edit_message(chat, index, text)
-            return text
-
-        return await self._edit(character_name, chat_id, edit)
+        return await self._editor.edit(character_name, index, text, chat_id)
 
     async def delete_last(self, character_name: str, count: int, chat_id: str | None = None) -> int:
-        """Delete the last ``count`` messages (in a narrator chat the active cast becomes
-        the last stamped reply's)."""
-
-        def delete(ref: ChatRef, chat: Chat) -> int:
-            removed = len(editing.delete_last(chat, count))
-            if self._narrator is not None:
-                self._narrator.follow_deletion(ref, chat)
-            return removed
-
-        return await self._edit_chat(character_name, chat_id, delete)
+        """Delete the last ``count`` messages."""
+        return await self._editor.delete_last(character_name, count, chat_id)
 
     async def delete_message(
         self, character_name: str, index: int, chat_id: str | None = None
     ) -> int:
-        """Delete one message; deleting an older one changes no later stamp."""
-
-        def delete(ref: ChatRef, chat: Chat) -> int:
-            last = index == len(chat.messages) - 1
-            editing.delete_message(chat, index)
-            if last and self._narrator is not None:
-                self._narrator.follow_deletion(ref, chat)
-            return 1
-
-        return await self._edit_chat(character_name, chat_id, delete)
+        """Delete one message."""
+        return await self._editor.delete_message(character_name, index, chat_id)
 
     async def set_hidden(
         self, character_name: str, first: int, last: int, hidden: bool, chat_id: str | None = None
     ) -> list[int]:
-        return await self._edit(
-            character_name, chat_id, lambda chat: editing.set_hidden(chat, first, last, hidden)
-        )
+        return await self._editor.set_hidden(character_name, first, last, hidden, chat_id)
 
     async def branch(
         self, character_name: str, at: int | None = None, chat_id: str | None = None
     ) -> str:
         """A new chat holding messages 0..``at`` (default: all); returns its id."""
-        ref = self.chat_ref(character_name, chat_id)
-        if ref.group is not None:
-            raise CharMemoryError("branching a group chat is not supported yet")
-        async with self.chat_lock(ref):
-            loaded = self._library.load_chat(ref)
-            last = len(loaded.chat.messages) - 1 if at is None else at
-            existing = {ref.id for ref in self._library.chats(loaded.ref.character)}
-            name, copy = editing.branch(loaded.chat, last, loaded.ref.id, existing)
-            self._library.create_chat(loaded.ref.character, name, copy)
-            self._library.save_chat(loaded, loaded.chat)
-        if self._after_branch is not None:
-            self._after_branch(ref, name)
-        return name
-
-    async def _edit(
-        self, character_name: str, chat_id: str | None, change: Callable[[Chat], Any]
-    ) -> Any:
-        return await self._edit_chat(character_name, chat_id, lambda _, chat: change(chat))
-
-    async def _edit_chat(
-        self, character_name: str, chat_id: str | None, change: Callable[[ChatRef, Chat], Any]
-    ) -> Any:
-        ref = self.chat_ref(character_name, chat_id)
-        async with self.chat_lock(ref):
-            loaded = self._library.load_chat(ref)
-            result = change(ref, loaded.chat)
-            self._library.save_chat(loaded, loaded.chat)
-            return result
-
-    def _snapshot(self, ref: ChatRef, chat: Chat) -> CastSnapshot | None:
-        return None if self._narrator is None else self._narrator.snapshot(ref, chat)
+        return await self._editor.branch(character_name, at, chat_id)
 
     def chat_lock(self, ref: ChatRef) -> asyncio.Lock:
         """Held by every operation on the chat's file (a group chat's members share it)."""
         return self._locks.setdefault(ref.path, asyncio.Lock())
-
-
-def _chosen(chat: Chat, number: int) -> str:
-    _, message = editing.last_reply(chat)
-    editing.choose_swipe(message, number)
-    return message.mes
-
-
-def _memories_of(prepared: PreparedPrompt) -> list[dict[str, Any]]:
-    memories = prepared.memories
-    if memories is None:
-        return []
-    included = set(memories.injection.included)
-    return [
-        {
-            "id": r.id,
-            "text": r.text,
-            "score": round(r.score, 6),
-            "cosine": round(r.cosine, 6),
-            "bm25": None if r.bm25 is None else round(r.bm25, 6),
-        }
-        for r in memories.results
-        if r.id in included
-    ]
-
-
-def _activated_lore(prepared: PreparedPrompt) -> list[dict[str, Any]]:
-    return [
-        {"book": e.book, "uid": e.uid, "comment": e.comment, "why": e.text}
-        for e in prepared.built.world_info.explanations()
-        if e.activated
-    ]
