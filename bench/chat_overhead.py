@@ -180,6 +180,7 @@ def run(cache: Path | None) -> list[str]:
             shutil.copytree(cache / "ws", root)
         app = create_app(root, env={}, chat_model=InstantModel)
         freeze_long_lived_objects()  # as `charmemory chat` and `serve` do once started
+        app.freeze_after_first_reply()  # and again after their first reply
         load = os.getloadavg()
         first_token, first_token_cpu, parts = asyncio.run(measure(app))
         app.close()

@@ -22,6 +22,8 @@ from charmemory.errors import CharMemoryError, ConfigError
 # Each part's modules are imported where the part is built, so a command pays only
 # for what it uses (docs/architecture.md, "Start-up"); these names are for the hints.
 if TYPE_CHECKING:
+    import asyncio
+
     from charmemory.adapters.activity_log import ActivityLog
     from charmemory.adapters.books.files import BookFiles
     from charmemory.adapters.extraction_state import ExtractionState
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from charmemory.adapters.server_token import ServerTokenFile
     from charmemory.adapters.workspace import Workspace
     from charmemory.core.model_settings import ModelSettings
-    from charmemory.ports import ChatModel, CompletionRelay, Embedder, TokenCounter
+    from charmemory.ports import ChatModel, ChatRef, CompletionRelay, Embedder, TokenCounter
     from charmemory.services.book_branching import BookBranching
     from charmemory.services.book_consolidation import BookConsolidation
     from charmemory.services.book_entries import BookEntries
@@ -94,6 +96,7 @@ class App:
         self._embedder = embedder
         self._clock = clock or (lambda: datetime.now(UTC))
         self._index_for_extraction = index_for_extraction
+        self._freeze_after_reply = False
 
     @property
     def root(self) -> Path:
@@ -101,6 +104,25 @@ class App:
 
     def close(self) -> None:
         self.workspace.close()
+
+    def freeze_after_first_reply(self) -> None:
+        """Freeze the long-lived objects again once the next reply has been made.
+
+        A reply loads what then stays for good (the embedding and tokenizer models,
+        the index, the lorebooks); a command that keeps running freezes them too, so
+        later collections need not walk them. Once only: later replies load nothing new.
+        """
+        self._freeze_after_reply = True
+
+    def _replied(self) -> None:
+        """A reply was made (in a chat, or through the memory endpoint)."""
+        if self._freeze_after_reply:
+            self._freeze_after_reply = False
+            freeze_long_lived_objects()
+
+    async def _after_reply(self, ref: ChatRef, lock: asyncio.Lock) -> object:
+        self._replied()
+        return await self.scenes.after_reply(ref, lock)
 
     def redact(self, text: str) -> str:
         """`text` without any API key this workspace knows, or anything shaped like one."""
@@ -374,7 +396,7 @@ class App:
             self.activity,
             model_for=self._chat_model_for,
             clock=self._clock,
-            after_reply=lambda ref, lock: self.scenes.after_reply(ref, lock),
+            after_reply=self._after_reply,
             after_branch=lambda parent, name: self.book_branching.after_branch(parent, name),
             narrator=self.narrator,
         )
@@ -408,6 +430,7 @@ class App:
             self.activity,
             relay_for=self._relay_for,
             clock=self._clock,
+            after_reply=self._replied,
         )
 
     def _relay_for(self, character: str | None) -> CompletionRelay:
@@ -621,7 +644,8 @@ def freeze_long_lived_objects() -> None:
     objects that live as long as the process. Every full collection walked them
     all (tens of milliseconds on a busy machine, once every dozen chat turns);
     frozen, a collection walks only what the work since allocated. Called by the
-    commands that keep running (`chat`, `serve`) once their App is built.
+    commands that keep running (`chat`, `serve`) once their App is built, and again
+    after the first reply (`App.freeze_after_first_reply`).
     """
     gc.collect()
     gc.freeze()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 
@@ -279,3 +280,16 @@ def test_the_default_character_answers_what_the_shared_endpoint_recognises_as_no
     assert httpx.delete(setting).status_code == 200
     passed = httpx.post(url, json=unattributed)
     assert passed.headers["X-Charmemory-Character"] == "none"
+
+
+def test_serve_freezes_what_the_first_recorded_reply_loaded(served: Served) -> None:
+    gc.unfreeze()
+    served.app.freeze_after_first_reply()
+    client = OpenAI(base_url=f"{served.url}/characters/{CHARACTER}/v1", api_key="unused")
+    try:
+        client.chat.completions.create(model="scripted-model", messages=messages("hello"))
+        frozen = gc.get_freeze_count()
+        client.chat.completions.create(model="scripted-model", messages=messages("again"))
+        assert 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()

@@ -1,5 +1,6 @@
 """Chatting from the command line against a scripted OpenAI-compatible server."""
 
+import gc
 import json
 from pathlib import Path
 
@@ -196,3 +197,25 @@ def test_a_books_many_keys_are_cut_short_unless_raw() -> None:
     assert f"key{SHOWN_KEYS}," not in short
     assert "Notes (chat, 2 entries)\n      keys: (none: its entries activate otherwise)" in short
     assert ", ".join(keys) + "\n" in "\n".join(generation_lines(record, raw=True))
+
+
+def test_the_chat_command_freezes_again_after_its_first_reply_only(
+    ws_root: Path, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    import charmemory.composition
+
+    after_reply: list[None] = []
+    monkeypatch.setattr(
+        charmemory.composition, "freeze_long_lived_objects", lambda: after_reply.append(None)
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("When do we sail?\nAnd who steers?\n"))
+    llm_server.reply_stream(["Aye, ", "at dawn."])
+    llm_server.reply_stream(["You ", "do."])
+    try:
+        assert run(["chat", CHARACTER]) == 0
+    finally:
+        gc.unfreeze()  # the command's own freeze at startup
+    assert [m.mes for m in the_chat(ws_root).messages][-1] == "You do."
+    assert len(after_reply) == 1

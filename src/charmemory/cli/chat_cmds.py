@@ -206,6 +206,7 @@ def chat_command(character: CharacterArg, chat: ChatOption = None, new: NewOptio
     app_ = state.app()
     ref = app_.chat.chat_ref(character, chat, new=new)
     freeze_long_lived_objects()
+    app_.freeze_after_first_reply()  # what the first reply loads stays too
     asyncio.run(_session(app_, ref.character.name, ref.id, Console()))
 
 

@@ -53,6 +53,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     api = create_api(lambda: services, token=required)
     freeze_long_lived_objects()
+    services.freeze_after_first_reply()  # what the first reply loads stays too
     base = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     typer.echo(f"charmemory serves {services.root} at {base} (docs: {base}/docs)", err=True)
     typer.echo(f"web UI: {base}/", err=True)

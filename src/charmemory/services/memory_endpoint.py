@@ -95,6 +95,7 @@ class MemoryEndpoint:
         *,
         relay_for: Callable[[str | None], CompletionRelay],
         clock: Callable[[], datetime],
+        after_reply: Callable[[], object] = lambda: None,
     ):
         self._library = library
         self._locator = locator
@@ -106,6 +107,7 @@ class MemoryEndpoint:
         self._activity = activity
         self._relay_for = relay_for
         self._clock = clock
+        self._after_reply = after_reply
 
     async def models(self, character_name: str | None = None) -> Any:
         """The upstream's model list, so a frontend's model picker works."""
@@ -265,6 +267,7 @@ class MemoryEndpoint:
                 error = f"the reply was not recorded: {failure}"
             else:
                 self._chats.trigger_extraction(exchange.character, saved.ref)
+                self._after_reply()
         self._keep(exchange, generated, reply, index, error)
 
     def _keep(

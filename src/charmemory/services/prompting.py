@@ -130,10 +130,9 @@ class PromptPreparer:
     def persona(self, chat: Chat) -> Persona:
         """Who the user plays in ``chat``: the persona set, else the chat's user."""
         description = str(self._settings.value("persona.description") or "")
-        rows = {row.setting.name: row for row in self._settings.show("persona")}
-        named = rows["persona.name"]
         # A persona the user named wins; otherwise the name the chat's user goes by.
-        name = named.value if named.origin != "default" else chat_user_name(chat)
+        named = self._settings.origin("persona.name") != "default"
+        name = self._settings.value("persona.name") if named else chat_user_name(chat)
         return Persona(name=str(name), description=description)
 
     def _values(self, settings: tuple, character: str) -> dict:
