@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from charmemory.core.bullet_length import require_within_limit
@@ -25,11 +26,9 @@ from charmemory.formats.memory_file import (
     find_bullet,
     format_block_date,
     list_bullets,
-    memory_ids,
     replace_bullet,
-    stray_tag_warning,
 )
-from charmemory.ports import ActivityRecorder, LoadedMemories
+from charmemory.ports import ActivityRecorder, ListedMemories, LoadedMemories
 from charmemory.services.memory_access import Located, MemoryFileAccess
 from charmemory.services.settings import SettingsService
 
@@ -49,8 +48,18 @@ class Block:
     index: int
     chat: str
     date: str
-    memories: tuple[Memory, ...]
+    ids: tuple[str, ...]
+    texts: tuple[str, ...]  # the memories' texts, in the order of `ids`
     notes: tuple[str, ...] = ()  # lines of the block that are not memories, as typed
+
+    @cached_property
+    def memories(self) -> tuple[Memory, ...]:
+        """The block's memories as values, built when first asked for (a listing of
+        100,000 memories printed from `ids` and `texts` never builds them)."""
+        return tuple(
+            Memory(memory_id, text, self.index, place)
+            for place, (memory_id, text) in enumerate(zip(self.ids, self.texts, strict=True))
+        )
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,7 @@ class MemoryListing:
 
     @property
     def count(self) -> int:
-        return sum(len(block.memories) for block in self.blocks)
+        return sum(len(block.ids) for block in self.blocks)
 
 
 @dataclass(frozen=True)
@@ -92,8 +101,8 @@ class MemoryManager:
         self._log = log
 
     def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
-        located, loaded = self._access.load(character_name, chat)
-        return _listing(located, loaded)
+        located, listed = self._access.listing(character_name, chat)
+        return _listing(located, listed)
 
     async def edit(
         self,
@@ -202,31 +211,18 @@ class MemoryManager:
         return Changed(loaded.file, ids, version, tuple(warnings))
 
 
-def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
+def _listing(located: Located, listed: ListedMemories) -> MemoryListing:
     blocks = tuple(
-        Block(
-            index,
-            block.chat,
-            block.date,
-            tuple(
-                Memory(memory_id, bullet.text, index, place)
-                for place, (bullet, memory_id) in enumerate(
-                    zip(block.bullets, block_ids, strict=True)
-                )
-            ),
-            tuple(note.raw.rstrip("\r\n") for note in block.notes),
-        )
-        for index, (block, block_ids) in enumerate(
-            zip(loaded.memories.blocks, memory_ids(loaded.memories), strict=True)
-        )
+        Block(index, block.chat, block.date, block.ids, block.texts, block.notes)
+        for index, block in enumerate(listed.listing.blocks)
     )
     return MemoryListing(
         located.character.name,
-        loaded.file,
-        loaded.exists,
-        loaded.version.digest,
+        listed.file,
+        listed.exists,
+        listed.version.digest,
         blocks,
         chat=located.chat.id if located.chat else None,
         chosen_because=located.chosen_because,
-        warnings=tuple(w for w in (stray_tag_warning(loaded.memories),) if w),
+        warnings=tuple(w for w in (listed.listing.warning,) if w),
     )
