@@ -174,10 +174,7 @@ def _echo_json_listing(listing: MemoryListing) -> None:
         item = {
             "chat": block.chat,
             "date": block.date,
-            "memories": [
-                {"id": memory_id, "text": text}
-                for memory_id, text in zip(block.ids, block.texts, strict=True)
-            ],
+            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
             "notes": list(block.notes),
         }
         lines.append("  " + _JSON(item) + ("," if number < len(listing.blocks) else ""))
@@ -209,7 +206,6 @@ def memories_show(
     lines = []
     for block in listing.blocks:
         lines.append(f"\n[{block.chat or '?'}]  {block.date or ''}")
-        memories = zip(block.ids, block.texts, strict=True)
-        lines.extend(f"  {memory_id}  - {text}" for memory_id, text in memories)
+        lines.extend(f"  {memory.id}  - {memory.text}" for memory in block.memories)
         lines.extend(f"  {'(note)':<12}  {note}" for note in block.notes)
     typer.echo("\n".join(lines))

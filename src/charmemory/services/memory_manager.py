@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
 from charmemory.core.bullet_length import require_within_limit
@@ -35,7 +34,9 @@ from charmemory.services.settings import SettingsService
 MANUAL_CHAT = "manual"
 
 
-@dataclass(frozen=True)
+# Not frozen: a listing may build 100,000 of them, and a frozen dataclass's `__init__`
+# costs several times as much (it sets each field through `object.__setattr__`).
+@dataclass(slots=True)
 class Memory:
     id: str
     text: str
@@ -48,18 +49,8 @@ class Block:
     index: int
     chat: str
     date: str
-    ids: tuple[str, ...]
-    texts: tuple[str, ...]  # the memories' texts, in the order of `ids`
+    memories: tuple[Memory, ...]
     notes: tuple[str, ...] = ()  # lines of the block that are not memories, as typed
-
-    @cached_property
-    def memories(self) -> tuple[Memory, ...]:
-        """The block's memories as values, built when first asked for (a listing of
-        100,000 memories printed from `ids` and `texts` never builds them)."""
-        return tuple(
-            Memory(memory_id, text, self.index, place)
-            for place, (memory_id, text) in enumerate(zip(self.ids, self.texts, strict=True))
-        )
 
 
 @dataclass(frozen=True)
@@ -75,7 +66,7 @@ class MemoryListing:
 
     @property
     def count(self) -> int:
-        return sum(len(block.ids) for block in self.blocks)
+        return sum(len(block.memories) for block in self.blocks)
 
 
 @dataclass(frozen=True)
@@ -213,7 +204,16 @@ class MemoryManager:
 
 def _listing(located: Located, listed: ListedMemories) -> MemoryListing:
     blocks = tuple(
-        Block(index, block.chat, block.date, block.ids, block.texts, block.notes)
+        Block(
+            index,
+            block.chat,
+            block.date,
+            tuple(
+                Memory(memory_id, text, index, place)
+                for place, (memory_id, text) in enumerate(zip(block.ids, block.texts, strict=True))
+            ),
+            block.notes,
+        )
         for index, block in enumerate(listed.listing.blocks)
     )
     return MemoryListing(
