@@ -24,6 +24,7 @@ from charmemory.adapters.atomic_file import (
 )
 from charmemory.adapters.file_stamps import StampedValues
 from charmemory.adapters.history import MemoryHistory
+from charmemory.adapters.listing_cache import ListingCache
 from charmemory.adapters.workspace import Workspace
 from charmemory.core.memory_history import (
     DELETE,
@@ -37,7 +38,8 @@ from charmemory.core.memory_history import (
 from charmemory.errors import FormatError
 from charmemory.formats.memory_file import MemoryFile, parse_memory_file
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
-from charmemory.ports import FileVersion, LoadedMemories
+from charmemory.formats.memory_listing import list_memory_file
+from charmemory.ports import FileVersion, ListedMemories, LoadedMemories
 
 
 class MemoryFiles:
@@ -45,6 +47,7 @@ class MemoryFiles:
         self._ws = workspace
         # Asked before every reply: the file is read and hashed again only once it changed.
         self._digests = StampedValues(lambda path: read_versioned(path).version.digest)
+        self._listings = ListingCache(workspace.state_dir / "listings", workspace.locks)
 
     @cached_property
     def history(self) -> MemoryHistory:
@@ -63,6 +66,18 @@ class MemoryFiles:
     def load(self, file: str) -> LoadedMemories:
         """The file as it is now; a change made outside charmemory is recorded first."""
         return _parsed(file, self._recorded_read(file))
+
+    def listing(self, file: str) -> ListedMemories:
+        """The file as listed; its listing is kept, and reused while its bytes are the same."""
+        read = self._recorded_read(file)
+        digest = read.version.digest
+        kept = self._listings.get(file, digest) if digest is not None else None
+        if kept is not None:
+            return ListedMemories(file, kept, read.version)
+        listing = list_memory_file(_parsed(file, read).memories)
+        if digest is not None:
+            self._listings.put(file, digest, listing)
+        return ListedMemories(file, listing, read.version)
 
     def all_files(self) -> list[str]:
         """Every memory file in the workspace's memory folder, by workspace-relative path."""

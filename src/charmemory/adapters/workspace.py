@@ -4,7 +4,7 @@
 characters/<card>.png|json     chats/<card stem>/<chat>.jsonl
 groups/<id>.json               group chats/<chat>.jsonl
 worlds/<book>.json             user/files/<memory file>.md
-charmemory/                    our own state (database, locks)
+charmemory/                    our own state (database, locks, kept memory listings)
 ```
 
 A folder that SillyTavern made (it has `characters/`, `chats/` ... but no

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from charmemory.formats.chat import Chat, MessagePage
     from charmemory.formats.group import Group, GroupJoin
     from charmemory.formats.memory_file import MemoryFile
+    from charmemory.formats.memory_listing import FileListing
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,28 @@ class LoadedMemories:
         return self.version.digest is not None
 
 
+@dataclass(frozen=True)
+class ListedMemories:
+    """A memory file as listed (see `formats.memory_listing`); `file` as in LoadedMemories."""
+
+    file: str
+    listing: FileListing
+    version: FileVersion
+
+    @property
+    def exists(self) -> bool:
+        return self.version.digest is not None
+
+
 @runtime_checkable
 class MemoryFileStore(Protocol):
     """Memory files, addressed by workspace-relative path; every change is versioned."""
 
     def load(self, file: str) -> LoadedMemories: ...
+
+    def listing(self, file: str) -> ListedMemories:
+        """What `load` gives, as listed; unchanged files are not parsed again."""
+        ...
 
     def digest(self, file: str) -> str | None:
         """What the file holds now, as a digest (None: no file), without reading it as memories."""

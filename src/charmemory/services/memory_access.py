@@ -21,6 +21,7 @@ from charmemory.ports import (
     Character,
     CharacterLibrary,
     ChatRef,
+    ListedMemories,
     LoadedMemories,
     MemoryFileStore,
 )
@@ -121,6 +122,12 @@ class MemoryFileAccess:
     ) -> tuple[Located, LoadedMemories]:
         located = self.locator.locate(character_name, chat_id)
         return located, self.files.load(located.location.file)
+
+    def listing(
+        self, character_name: str, chat_id: str | None = None
+    ) -> tuple[Located, ListedMemories]:
+        located = self.locator.locate(character_name, chat_id)
+        return located, self.files.listing(located.location.file)
 
     def latest_version(self, location: MemoryLocation) -> int | None:
         latest = self.files.latest_version(location.file)

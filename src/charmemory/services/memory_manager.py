@@ -25,18 +25,18 @@ from charmemory.formats.memory_file import (
     find_bullet,
     format_block_date,
     list_bullets,
-    memory_ids,
     replace_bullet,
-    stray_tag_warning,
 )
-from charmemory.ports import ActivityRecorder, LoadedMemories
+from charmemory.ports import ActivityRecorder, ListedMemories, LoadedMemories
 from charmemory.services.memory_access import Located, MemoryFileAccess
 from charmemory.services.settings import SettingsService
 
 MANUAL_CHAT = "manual"
 
 
-@dataclass(frozen=True)
+# Not frozen: a listing may build 100,000 of them, and a frozen dataclass's `__init__`
+# costs several times as much (it sets each field through `object.__setattr__`).
+@dataclass(slots=True)
 class Memory:
     id: str
     text: str
@@ -92,8 +92,8 @@ class MemoryManager:
         self._log = log
 
     def list(self, character_name: str, *, chat: str | None = None) -> MemoryListing:
-        located, loaded = self._access.load(character_name, chat)
-        return _listing(located, loaded)
+        located, listed = self._access.listing(character_name, chat)
+        return _listing(located, listed)
 
     async def edit(
         self,
@@ -202,31 +202,27 @@ class MemoryManager:
         return Changed(loaded.file, ids, version, tuple(warnings))
 
 
-def _listing(located: Located, loaded: LoadedMemories) -> MemoryListing:
+def _listing(located: Located, listed: ListedMemories) -> MemoryListing:
     blocks = tuple(
         Block(
             index,
             block.chat,
             block.date,
             tuple(
-                Memory(memory_id, bullet.text, index, place)
-                for place, (bullet, memory_id) in enumerate(
-                    zip(block.bullets, block_ids, strict=True)
-                )
+                Memory(memory_id, text, index, place)
+                for place, (memory_id, text) in enumerate(zip(block.ids, block.texts, strict=True))
             ),
-            tuple(note.raw.rstrip("\r\n") for note in block.notes),
+            block.notes,
         )
-        for index, (block, block_ids) in enumerate(
-            zip(loaded.memories.blocks, memory_ids(loaded.memories), strict=True)
-        )
+        for index, block in enumerate(listed.listing.blocks)
     )
     return MemoryListing(
         located.character.name,
-        loaded.file,
-        loaded.exists,
-        loaded.version.digest,
+        listed.file,
+        listed.exists,
+        listed.version.digest,
         blocks,
         chat=located.chat.id if located.chat else None,
         chosen_because=located.chosen_because,
-        warnings=tuple(w for w in (stray_tag_warning(loaded.memories),) if w),
+        warnings=tuple(w for w in (listed.listing.warning,) if w),
     )
