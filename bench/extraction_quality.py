@@ -73,13 +73,12 @@ from charmemory.adapters.llm.embedded import (
 )
 from charmemory.adapters.llm.embedded_prompt import (
     SYSTEM,
-    SYSTEM_V2,
     CompactStyle,
     compact_prompt,
     extraction_request,
 )
 from charmemory.adapters.model_install import LOCAL_LLMS, ModelInstaller
-from charmemory.core.extraction_answer import parse_answer
+from charmemory.core.extraction_answer import SENTINEL, parse_answer
 from charmemory.core.extraction_prompt import (
     DEFAULT_EXTRACTION_PROMPT,
     PromptValues,
@@ -90,6 +89,24 @@ from charmemory.core.message_cleaning import render_messages
 from charmemory.core.watermark import SourceMessage
 from charmemory.ports import ChatMessage, NewMemories
 from charmemory.services.extraction import TEMPERATURE
+
+# The same rules with the facts' owners and specifics asked for ("rules v2"):
+# a candidate measured against the default.
+SYSTEM_V2 = f"""\
+You write the long-term memory of a role-play character. You read a chat and note \
+the few facts the character must still remember months later.
+Keep: secrets revealed, names, family, origins, relationships, promises, debts, \
+plans, injuries, gifts, decisions.
+Skip: greetings, small talk, jokes, food, weather, clothes, step-by-step actions, \
+and anything the character card or the saved memories already say.
+Write each memory as one short sentence in your own words, in the past tense. Start \
+it with the name of the person it is about, and keep the names, places, numbers and \
+dates the chat gives. Never copy a chat line. Never quote.
+Keep straight whose fact it is: what a person says about their own family, past or \
+belongings is about them, never about the one they tell it to.
+Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
+remembering, answer {SENTINEL}."""
+
 
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "data" / "extraction_quality.json"

@@ -38,22 +38,6 @@ names instead of pronouns. Never copy a chat line. Never quote.
 Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
 remembering, answer {SENTINEL}."""
 
-# The same rules with the facts' owners and specifics asked for (bench: "rules v2").
-SYSTEM_V2 = f"""\
-You write the long-term memory of a role-play character. You read a chat and note \
-the few facts the character must still remember months later.
-Keep: secrets revealed, names, family, origins, relationships, promises, debts, \
-plans, injuries, gifts, decisions.
-Skip: greetings, small talk, jokes, food, weather, clothes, step-by-step actions, \
-and anything the character card or the saved memories already say.
-Write each memory as one short sentence in your own words, in the past tense. Start \
-it with the name of the person it is about, and keep the names, places, numbers and \
-dates the chat gives. Never copy a chat line. Never quote.
-Keep straight whose fact it is: what a person says about their own family, past or \
-belongings is about them, never about the one they tell it to.
-Answer with one <memory> block of "- " bullets. If the chat holds nothing worth \
-remembering, answer {SENTINEL}."""
-
 # Invented people, places and things, so a leak from the example is easy to spot.
 EXAMPLE_CHAT = """\
 Ivy: *I push open the smithy door.* "Morning, Bram! Lovely weather."
