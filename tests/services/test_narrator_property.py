@@ -41,6 +41,7 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from charmemory.adapters import atomic_file
@@ -461,14 +462,17 @@ def run_machine(
 ) -> None:
     KnowledgeBoundary.session = session
     KnowledgeBoundary.check_model = check_model
-    machine = KnowledgeBoundary.TestCase
-    machine.settings = settings(
-        **{"stateful_step_count": STEPS, **options},  # type: ignore[arg-type]
-        max_examples=examples,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
+    # A function as the factory, not the class: Hypothesis digests the factory's source,
+    # and Python 3.11 finds a class's source by parsing its whole module with `ast`.
+    run_state_machine_as_test(
+        lambda: KnowledgeBoundary(),
+        settings=settings(
+            **{"stateful_step_count": STEPS, **options},  # type: ignore[arg-type]
+            max_examples=examples,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
     )
-    machine().runTest()
 
 
 def test_the_knowledge_boundary_holds(session: Session) -> None:
