@@ -52,6 +52,7 @@ def test_demo_extracts_the_sample_chat_and_answers_from_its_memories(
     # The turn's request carried the memory, and no line of the sample chat.
     sent = str(llm_server.requests[-1].json["messages"])
     assert BROTHER in sent and "third plank" not in sent
+    assert "Alex" in str(llm_server.requests[-1].json["messages"][0])  # {{user}} is Alex
     assert "embedded local model" not in out  # a hosted provider needs no apology
 
 

@@ -34,7 +34,9 @@ QUESTIONS = (
     ("Where did Alex's brother go?", ("Rowan",)),
 )
 TOP_K = 3
-# What Alex asks Mira in a new chat, far from the sample chat: only her memory knows.
+# The person the sample chat's user plays, who asks Mira in a new chat, far from the
+# sample chat: only her memory knows.
+USER = "Alex"
 ASKED = "Mira, do you remember where my brother went? I can't stop thinking about him."
 REPLY_TOKENS = 160
 
@@ -130,8 +132,10 @@ async def _ask(demo_app: App, character: Character) -> None:
 async def _talk(demo_app: App, character: Character) -> None:
     """One turn in a new chat: the character answers with what its memories give it."""
     demo_app.settings.set("model.max_tokens", str(REPLY_TOKENS))
+    # A new chat has no message of the user's to take a name from: the persona gives it.
+    demo_app.settings.set("persona.name", USER)
     typer.echo(f"\n==> a new chat with {character.name}, who remembers only what was extracted")
-    typer.echo(f"    Alex: {ASKED}")
+    typer.echo(f"    {USER}: {ASKED}")
     typer.echo(f"    {character.name}: ", nl=False)
 
     def shown(delta: StreamDelta) -> None:
