@@ -15,20 +15,10 @@ from charmemory.core.memory_endpoint.recording import (
 )
 from charmemory.core.memory_endpoint.request import RequestKind, Turn
 from charmemory.formats.chat import Chat, ChatHeader
+from tests.support.sillytavern_client import Shown
 
 AT = datetime(2026, 3, 1, 12, tzinfo=UTC)
 SPEAKERS = Speakers("Alex", "Mira", AT)
-
-
-@dataclass
-class Shown:
-    is_user: bool
-    swipes: list[str]
-    swipe_id: int = 0
-
-    @property
-    def text(self) -> str:
-        return self.swipes[self.swipe_id]
 
 
 @dataclass

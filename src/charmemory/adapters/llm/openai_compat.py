@@ -15,22 +15,10 @@ from charmemory.adapters.llm.http_model import HttpChatModel, StreamDecoder, usa
 from charmemory.adapters.llm.provider_errors import error_in_payload
 from charmemory.adapters.llm.reasoning import field_reasoning
 from charmemory.adapters.llm.sse import ServerSentEvent
+from charmemory.core.memory_endpoint.request import message_text
 from charmemory.core.model_catalog import sorted_models
 from charmemory.core.providers import response_format
 from charmemory.ports import ChatMessage, Completion, JsonAnswer, ModelInfo, StreamDelta, Usage
-
-
-def content_text(content: Any) -> str:
-    """Message content as text: a string, or the text parts of a list of parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
 
 
 def model_infos(data: Any) -> list[ModelInfo]:
@@ -97,7 +85,7 @@ class OpenAICompatibleModel(HttpChatModel):
         if not isinstance(message, dict):
             raise self.malformed("has no message")
         return Completion(
-            text=content_text(message.get("content")),
+            text=message_text(message.get("content")),
             reasoning=field_reasoning(message),
             finish_reason=choices[0].get("finish_reason"),
             usage=usage_from(data.get("usage")) or Usage(),
@@ -127,7 +115,7 @@ class OpenAICompatibleModel(HttpChatModel):
             # A server that ignored `stream` sends `message` rather than `delta`.
             delta = choice.get("delta") or choice.get("message") or {}
             yield StreamDelta(
-                text=content_text(delta.get("content")),
+                text=message_text(delta.get("content")),
                 reasoning=field_reasoning(delta),
                 finish_reason=choice.get("finish_reason"),
                 usage=usage,

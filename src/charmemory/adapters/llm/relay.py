@@ -17,7 +17,6 @@ from contextlib import aclosing
 from typing import Any
 
 from charmemory.adapters.llm.http_model import usage_from
-from charmemory.adapters.llm.openai_compat import content_text
 from charmemory.adapters.llm.provider_errors import (
     ErrorContext,
     error_in_payload,
@@ -27,6 +26,7 @@ from charmemory.adapters.llm.retry import RetryPolicy
 from charmemory.adapters.llm.sse import ServerSentEvent, SseDecoder
 from charmemory.adapters.llm.transport import Endpoint, Transport
 from charmemory.adapters.secrets import Redactor
+from charmemory.core.memory_endpoint.request import message_text
 from charmemory.core.model_settings import ModelSettings
 from charmemory.ports import ChatMessage, ChatModel, RelayedPiece, StreamDelta, Usage
 
@@ -116,7 +116,7 @@ def chunk_deltas(chunk: Mapping[str, Any]) -> Iterator[StreamDelta]:
             delta = choice.get("delta") or choice.get("message") or {}
             if isinstance(delta, dict):
                 yield StreamDelta(
-                    text=content_text(delta.get("content")),
+                    text=message_text(delta.get("content")),
                     reasoning=field_reasoning(delta),
                     finish_reason=choice.get("finish_reason"),
                 )
@@ -158,7 +158,7 @@ class ModelRelay:
 
     def _request(self, body: Mapping[str, Any]) -> tuple[list[ChatMessage], dict[str, Any]]:
         messages = [
-            ChatMessage(m["role"], content_text(m.get("content")))
+            ChatMessage(m["role"], message_text(m.get("content")))
             for m in body.get("messages") or []
             if isinstance(m, dict) and m.get("role") in ("system", "user", "assistant")
         ]
