@@ -2,10 +2,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from threadpoolctl import ThreadpoolController
 
 from charmemory.adapters.embed_e5 import E5Embedder
 from charmemory.adapters.model_install import MULTILINGUAL_E5_SMALL_Q4, InstalledModel
 from charmemory.adapters.q4_encoder import (
+    Encoder,
     ModelFileError,
     SentencePieceTokenizer,
     load_encoder,
@@ -91,3 +93,29 @@ async def test_the_embedder_keeps_order_and_batches_alike(model_file: Path) -> N
     assert one_batch.shape == (4, HIDDEN)
     assert np.linalg.norm(one_batch, axis=1) == pytest.approx(np.ones(4), abs=1e-5)
     assert one_batch == pytest.approx(one_by_one, abs=1e-5)
+
+
+def test_the_encoder_runs_on_one_blas_thread(
+    model_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Several BLAS threads spin against each other on a busy 2-core machine (8x slower).
+    blas = ThreadpoolController()
+
+    def threads() -> list[int]:
+        return [pool["num_threads"] for pool in blas.select(user_api="blas").info()]
+
+    seen: list[int] = []
+    forward = Encoder.embed_ids
+
+    def watched(self: Encoder, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        seen.extend(threads())
+        return forward(self, ids, mask)
+
+    monkeypatch.setattr(Encoder, "embed_ids", watched)
+    installed = InstalledModel(MULTILINGUAL_E5_SMALL_Q4, model_file.parent)
+    with blas.limit(limits=2, user_api="blas"):
+        if max(threads(), default=1) < 2:
+            pytest.skip("this numpy's BLAS runs one thread whatever the limit")
+        E5Embedder(installed).embed_blocking(["hello world"])
+
+    assert seen and seen == [1] * len(seen)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from charmemory.adapters.compute_thread import on_compute_thread
 from charmemory.adapters.model_install import (
@@ -25,6 +27,11 @@ from charmemory.adapters.model_install import (
     load_installed,
 )
 from charmemory.adapters.q4_encoder import Encoder, SentencePieceTokenizer, load_encoder
+
+# OpenBLAS starts one thread per core for every product. A query's products are
+# small, and on 2 busy cores its threads spin waiting for each other: a 27-token
+# query took 578 ms with them and 72 ms with one thread (bench/RESULTS.md).
+_BLAS_THREADS = 1
 
 DIMENSIONS = 384
 MAX_TOKENS = 256
@@ -53,6 +60,7 @@ class E5Embedder:
         self._lock = threading.Lock()
         self._encoder: Encoder | None = None
         self._tokenizer: SentencePieceTokenizer | None = None
+        self._blas: ThreadpoolController | None = None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, in input order."""
@@ -78,8 +86,14 @@ class E5Embedder:
                 for row, i in enumerate(chosen):
                     batch[row, : len(ids[i])] = ids[i]
                     mask[row, : len(ids[i])] = 1
-                out[chosen] = encoder.embed_ids(batch, mask)
+                with self._blas_limit():
+                    out[chosen] = encoder.embed_ids(batch, mask)
         return out
+
+    def _blas_limit(self) -> AbstractContextManager[object]:
+        if self._blas is None:
+            self._blas = ThreadpoolController()
+        return self._blas.limit(limits=_BLAS_THREADS, user_api="blas")
 
     def _loaded(self) -> tuple[Encoder, SentencePieceTokenizer]:
         if self._encoder is None or self._tokenizer is None:
