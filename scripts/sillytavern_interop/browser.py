@@ -18,11 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from scripts.sillytavern_interop.checks import Checks
-from scripts.sillytavern_interop.scenario import Written, read_cast
+from scripts.sillytavern_interop.scenario import (
+    SCENE_CONTENT,
+    SCENE_TITLE,
+    Written,
+    read_cast,
+    write_scene,
+)
+from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
 
 VIEWPORT = {"width": 1400, "height": 900}
 TIMEOUT_MS = 60_000
 DRAWER = "#stmb-narrator-cast-drawer"
+USER_TURN = "The fog thickens over the harbor."
+REPLY = "Kestrel pours a drink as the fog thickens."
 STMB_FIELDS = ("STMB_", "stmemorybooks", "group", "comment", "content", "uid")
 
 
@@ -35,9 +44,10 @@ def check_in_browser(
     if executable is None:
         checks.record("a Chromium to open SillyTavern in", False, "none found (--chromium PATH)")
         return
-    _skip_welcome_setup(user)
     before = written.chat_lines()
-    with sync_playwright() as playwright:
+    with ScriptedLLMServer() as model, sync_playwright() as playwright:
+        model.respond_always(_role_play)
+        _prepare_settings(user, model.base_url)
         browser = playwright.chromium.launch(
             executable_path=executable, headless=True, args=["--no-sandbox"]
         )
@@ -58,21 +68,45 @@ def check_in_browser(
         _check_settings_and_cast(page, written, checks, shot)
         _check_books(page, written, user, checks, shot)
         _check_swipe_restores_cast(page, written, checks, shot)
+        _check_saved_chat(before, written, checks)
+        _check_stmb_generation(page, model, written, checks, shot)
         browser.close()
-    _check_saved_chat(before, written, checks)
-    checks.equal("charmemory reads the active cast SillyTavern saved", read_cast(user), {
-        "Kestrel": (False, True), "Vell": (True, False), "Dorran": (False, False),
-    })  # fmt: skip
+    checks.equal(
+        "charmemory writes a scene of the turn STMB stamped into Kestrel's book alone",
+        write_scene(user, written.chat_id, "5-6"),
+        [f"{written.books[0]}#2 002 - {SCENE_TITLE} (canonical)",
+         f"{written.books[1]}#2 002 - {SCENE_TITLE} (copy)"],
+    )  # fmt: skip
+    checks.equal(
+        "charmemory reads the active cast SillyTavern saved",
+        read_cast(user, written.chat_id),
+        {"Kestrel": (False, True), "Vell": (True, False), "Dorran": (False, False)},
+    )
     stmb_errors = [e for e in errors if "STMemoryBooks" in e or "MemoryBooks" in e]
     checks.equal("STMB logged no errors", stmb_errors, [])
 
 
-def _skip_welcome_setup(user: Path) -> None:
-    """SillyTavern's first-run persona page holds the character list back: a user past it."""
+def _prepare_settings(user: Path, model_url: str) -> None:
+    """A user past SillyTavern's first-run page (it holds the character list back), with
+    an OpenAI-compatible connection to the scripted model, connected at start."""
     path = user / "settings.json"
     settings = json.loads(path.read_text(encoding="utf-8"))
     settings["firstRun"] = False
+    settings["main_api"] = "openai"
+    settings["power_user"]["auto_connect"] = True
+    settings["oai_settings"].update(
+        chat_completion_source="custom",
+        custom_url=model_url,
+        custom_model="scripted",
+        stream_openai=False,
+    )
     path.write_text(json.dumps(settings, indent=4), encoding="utf-8")
+
+
+def _role_play(request: RecordedRequest) -> Step:
+    if request.path.endswith("/models"):
+        return Step(json={"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+    return Step(json=openai_completion(REPLY))
 
 
 def _shooter(page: Any, evidence: Path) -> Callable[[str], None]:
@@ -273,6 +307,41 @@ def _check_swipe_restores_cast(page: Any, written: Written, checks: Checks, shot
             == written.stamp("Kestrel")
         ),
         "SillyTavern saving the chat after the swipe",
+    )
+
+
+def _check_stmb_generation(
+    page: Any, model: ScriptedLLMServer, written: Written, checks: Checks, shot: Callable
+) -> None:
+    """A turn in SillyTavern: STMB stamps it and reads the active members' books."""
+    page.wait_for_function("() => SillyTavern.getContext().onlineStatus !== 'no_connection'")
+    count = len(written.chat_lines())
+    page.locator("#send_textarea").fill(USER_TURN)
+    page.locator("#send_but").click()
+    _wait_for(
+        lambda: (
+            len(lines := written.chat_lines()) == count + 2
+            and "STMemoryBooks" in lines[-1]["extra"]
+        ),
+        "SillyTavern saving the turn STMB stamped",
+    )
+    shot("09-turn-written-in-sillytavern")
+    *_, user_turn, reply = written.chat_lines()
+    stamp = {"narratorCast": {"version": 1, "memberIds": written.stamp("Kestrel")}}
+    checks.equal("STMB stamps the user's turn as charmemory does",
+                 user_turn["extra"].get("STMemoryBooks"), stamp)  # fmt: skip
+    checks.equal(
+        "STMB stamps the reply and its swipe as charmemory does",
+        [reply["extra"].get("STMemoryBooks"), *swipe_stamps([{}, reply])[0]],
+        [stamp, stamp],
+    )
+    [request] = [r for r in model.requests if r.path.endswith("/chat/completions")]
+    prompt = json.dumps(request.json["messages"], ensure_ascii=False)
+    read = [name for name in written.books if f"{name} belongs to the harbor story." in prompt]
+    checks.equal("STMB gives the reply the active member's book alone", read, [written.books[1]])
+    checks.record(
+        "STMB gives the reply the linked copy charmemory wrote in Kestrel's book",
+        SCENE_CONTENT in prompt,
     )
 
 

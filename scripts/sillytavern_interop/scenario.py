@@ -37,6 +37,9 @@ from charmemory.formats.lorebook import Lorebook
 NARRATOR = "Narrator"
 OMNISCIENT = "Harbor Omniscient"
 MEMBERS = ("Kestrel", "Vell", "Dorran")
+SCENE_TITLE = "Fog at the Gull"
+SCENE_CONTENT = "- The stranger came in."
+SCENE = json.dumps({"title": SCENE_TITLE, "content": SCENE_CONTENT, "keywords": ["fog"]})
 GREETING = "Fog rolls over the harbor; the Gull and Lantern is still open."
 
 
@@ -97,22 +100,24 @@ def write_narrator_chat(user: Path, sillytavern: Path) -> Written:
         cli("cast", "active", NARRATOR, "Dorran")
         model.reply_stream(["Dorran answers ", "before Kestrel can."])
         cli("swipe", NARRATOR)
-        scene = {
-            "title": "Fog at the Gull",
-            "content": "- The stranger came in.",
-            "keywords": ["fog"],
-        }
-        model.reply_text(json.dumps(scene))
+        model.reply_text(SCENE)
         cli("scene", NARRATOR, "1-4", "--yes")
         cast = json.loads(cli("cast", "list", NARRATOR, "--json"))
     [chat_path] = (user / "chats" / NARRATOR).glob("*.jsonl")
     return Written(chat_path.stem, chat_path, {row["name"]: row["id"] for row in cast}, books)
 
 
-def read_cast(user: Path) -> dict[str, tuple[bool, bool]]:
+def write_scene(user: Path, chat_id: str, messages: str) -> list[str]:
+    """A scene memory of `messages` (A-B) written by charmemory: the entries it lists."""
+    with ScriptedLLMServer() as model, _environment(model.base_url, user):
+        model.reply_text(SCENE)
+        return cli("scene", NARRATOR, messages, "--chat", chat_id, "--yes").splitlines()
+
+
+def read_cast(user: Path, chat_id: str) -> dict[str, tuple[bool, bool]]:
     """The cast as charmemory reads it from the chat: name -> (retired, active)."""
     with _environment("", user):
-        rows = json.loads(cli("cast", "list", NARRATOR, "--json"))
+        rows = json.loads(cli("cast", "list", NARRATOR, "--chat", chat_id, "--json"))
     return {row["name"]: (row["retired"], row["active"]) for row in rows}
 
 
