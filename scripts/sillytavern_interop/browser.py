@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from scripts.sillytavern_interop.checks import Checks
+from scripts.sillytavern_interop.entries import compare_entry, memories
 from scripts.sillytavern_interop.scenario import (
     SCENE_CONTENT,
-    SCENE_TITLE,
     Written,
     read_cast,
-    write_scene,
+    show_book,
 )
 from tests.support.scripted_llm import RecordedRequest, ScriptedLLMServer, Step, openai_completion
 
@@ -32,6 +32,10 @@ TIMEOUT_MS = 60_000
 DRAWER = "#stmb-narrator-cast-drawer"
 USER_TURN = "The fog thickens over the harbor."
 REPLY = "Kestrel pours a drink as the fog thickens."
+STMB_SCENE_TITLE = "Drinks in the fog"
+STMB_SCENE = json.dumps(
+    {"title": STMB_SCENE_TITLE, "content": "- Kestrel poured a drink.", "keywords": ["drink"]}
+)
 STMB_FIELDS = ("STMB_", "stmemorybooks", "group", "comment", "content", "uid")
 
 
@@ -70,13 +74,15 @@ def check_in_browser(
         _check_swipe_restores_cast(page, written, checks, shot)
         _check_saved_chat(before, written, checks)
         _check_stmb_generation(page, model, written, checks, shot)
+        _check_stmb_scene_memory(page, written, user, checks, shot)
+        _check_branch(page, written, user, checks, shot)
         browser.close()
-    checks.equal(
-        "charmemory writes a scene of the turn STMB stamped into Kestrel's book alone",
-        write_scene(user, written.chat_id, "5-6"),
-        [f"{written.books[0]}#2 002 - {SCENE_TITLE} (canonical)",
-         f"{written.books[1]}#2 002 - {SCENE_TITLE} (copy)"],
-    )  # fmt: skip
+    shown = show_book(user, written.books[1])
+    checks.record(
+        "charmemory lists STMB's memory as a copy in Kestrel's book",
+        f"002 - {STMB_SCENE_TITLE} [memory 5-6, copy of {written.books[0]}]" in shown,
+        shown,
+    )
     checks.equal(
         "charmemory reads the active cast SillyTavern saved",
         read_cast(user, written.chat_id),
@@ -106,7 +112,8 @@ def _prepare_settings(user: Path, model_url: str) -> None:
 def _role_play(request: RecordedRequest) -> Step:
     if request.path.endswith("/models"):
         return Step(json={"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-    return Step(json=openai_completion(REPLY))
+    asked = request.json["messages"][-1]["content"]
+    return Step(json=openai_completion(STMB_SCENE if "JSON" in asked else REPLY))
 
 
 def _shooter(page: Any, evidence: Path) -> Callable[[str], None]:
@@ -342,6 +349,88 @@ def _check_stmb_generation(
     checks.record(
         "STMB gives the reply the linked copy charmemory wrote in Kestrel's book",
         SCENE_CONTENT in prompt,
+    )
+
+
+def _check_stmb_scene_memory(
+    page: Any, written: Written, user: Path, checks: Checks, shot: Callable
+) -> None:
+    """STMB writes the scene of the turn: the same entries, in the same shape, as ours."""
+    page.locator("#send_textarea").fill("/scenememory 5-6")
+    page.locator("#send_but").click()
+
+    def book(name: str) -> dict[str, Any]:
+        return json.loads((user / "worlds" / f"{name}.json").read_text(encoding="utf-8"))
+
+    def written_by_stmb(name: str) -> list[dict[str, Any]]:
+        return [entry for entry in memories(book(name)) if entry.get("STMB_start") == 5]
+
+    _wait_for(
+        lambda: written_by_stmb(written.books[0]) and written_by_stmb(written.books[1]),
+        "STMB writing the scene memory of messages 5-6",
+    )
+    shot("10-stmb-wrote-scene-memory")
+    [canonical], [copy] = written_by_stmb(written.books[0]), written_by_stmb(written.books[1])
+    checks.equal(
+        "STMB copies its scene to the active member's book alone",
+        [name for name in written.books[1:] if written_by_stmb(name)],
+        [written.books[1]],
+    )
+    kestrel = written.stamp("Kestrel")
+    checks.equal(
+        "STMB's canonical entry: the participant ids charmemory would write",
+        canonical["STMB_narratorParticipantIds"],
+        kestrel,
+    )
+    checks.equal(
+        "STMB's copy: the owner id and canonical link charmemory would write",
+        [copy["STMB_narratorOwnerIds"], copy["STMB_canonicalEntryUid"]],
+        [kestrel, canonical["uid"]],
+    )
+    [ours_canonical] = [e for e in memories(book(written.books[0])) if e["STMB_start"] == 1]
+    [ours_copy] = [e for e in memories(book(written.books[1])) if e["STMB_start"] == 1]
+    compare_entry("canonical entry", canonical, ours_canonical, checks)
+    compare_entry("linked copy", copy, ours_copy, checks)
+
+
+def _check_branch(page: Any, written: Written, user: Path, checks: Checks, shot: Callable) -> None:
+    """charmemory's branch opens with its copies bound, and STMB copies nothing again."""
+    worlds = sorted(path.name for path in (user / "worlds").iterdir())
+    page.locator("#options_button").click()
+    page.locator("#option_select_chat").click()
+    page.locator(".select_chat_block_filename", has_text=written.branch_id).first.click()
+    page.wait_for_function(
+        "id => SillyTavern.getContext().getCurrentChatId() === id", arg=written.branch_id
+    )
+    page.wait_for_selector(f"{DRAWER} .stmb-narrator-cast-list")
+    checks.equal(
+        "the branch in STMB's drawer: the cast as it was at message 4",
+        _drawer_members(page),
+        [("Kestrel", False), ("Dorran", True)],
+    )
+    copies = [f"{name} Branch 1" for name in written.books]
+    page.locator("#extensionsMenuButton").click()
+    page.locator("#stmb-menu-item").click()
+    popup = page.locator("dialog", has=page.locator("#stmb-narrator-mode-enabled"))
+    popup.wait_for()
+    checks.record(
+        "the branch in STMB: the omniscient book's copy is its manual lorebook",
+        f"Active Lorebook:\n{copies[0]}" in popup.inner_text(),
+    )
+    page.locator("#stmb-manage-narrator-cast").click()
+    rows = page.locator(".stmb-narrator-manager-row")
+    rows.first.wait_for()
+    books = [[p.strip() for p in row.split("\n") if p.strip()][1] for row in rows.all_inner_texts()]
+    checks.equal("the branch in STMB's cast manager: each member's book copy", books, copies[1:])
+    shot("11-branch-cast-manager")
+    page.keyboard.press("Escape")
+    rows.first.wait_for(state="detached")
+    page.keyboard.press("Escape")
+    popup.wait_for(state="detached")
+    checks.equal(
+        "STMB copies no book again for charmemory's branch",
+        sorted(path.name for path in (user / "worlds").iterdir()),
+        worlds,
     )
 
 

@@ -17,7 +17,8 @@ class Checks:
 
     def record(self, name: str, held: bool, detail: str = "") -> bool:
         self.results.append((name, held, detail))
-        print(f"{'ok  ' if held else 'FAIL'} {name}{f': {detail}' if detail else ''}", flush=True)
+        shown = f": {detail}" if detail and not held else ""
+        print(f"{'ok  ' if held else 'FAIL'} {name}{shown}", flush=True)
         return held
 
     @property

@@ -14,6 +14,8 @@ served on 127.0.0.1. What is written, and so what STMB must show:
     scene 1-4: canonical in the omniscient book with participants
                [Kestrel, Vell, Dorran], a linked copy in each of their books
                (retired Vell's included); the active cast is [Dorran].
+    a branch at message 4: every book copied as `<book> Branch 1`, the branch's
+               cast and manual book pointing at the copies.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Written:
     chat_path: Path
     ids: dict[str, str]  # member name -> id
     books: tuple[str, ...]  # the omniscient book first
+    branch_id: str  # a branch at message 4, with copies of every book
 
     def stamp(self, *names: str) -> list[str]:
         return [self.ids[name] for name in names]
@@ -102,16 +105,17 @@ def write_narrator_chat(user: Path, sillytavern: Path) -> Written:
         cli("swipe", NARRATOR)
         model.reply_text(SCENE)
         cli("scene", NARRATOR, "1-4", "--yes")
-        cast = json.loads(cli("cast", "list", NARRATOR, "--json"))
-    [chat_path] = (user / "chats" / NARRATOR).glob("*.jsonl")
-    return Written(chat_path.stem, chat_path, {row["name"]: row["id"] for row in cast}, books)
+        [chat_path] = (user / "chats" / NARRATOR).glob("*.jsonl")
+        cli("branch", NARRATOR, "--at", "4", "--chat", chat_path.stem)
+        cast = json.loads(cli("cast", "list", NARRATOR, "--chat", chat_path.stem, "--json"))
+    ids = {row["name"]: row["id"] for row in cast}
+    return Written(chat_path.stem, chat_path, ids, books, f"{chat_path.stem} - Branch #4")
 
 
-def write_scene(user: Path, chat_id: str, messages: str) -> list[str]:
-    """A scene memory of `messages` (A-B) written by charmemory: the entries it lists."""
-    with ScriptedLLMServer() as model, _environment(model.base_url, user):
-        model.reply_text(SCENE)
-        return cli("scene", NARRATOR, messages, "--chat", chat_id, "--yes").splitlines()
+def show_book(user: Path, book: str) -> str:
+    """The book as `charmemory books show` lists it."""
+    with _environment("", user):
+        return cli("books", "show", book)
 
 
 def read_cast(user: Path, chat_id: str) -> dict[str, tuple[bool, bool]]:
