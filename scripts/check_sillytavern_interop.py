@@ -11,23 +11,27 @@ of `make test`.
 
 What it does, in a fresh data folder of its own:
 
-1. starts SillyTavern on 127.0.0.1 with STMB installed as a third-party extension
-   and STMB's manual lorebook mode on (STMB keeps that switch in its settings, for
-   every chat);
-2. writes, with charmemory's command line (replies and the scene memory from a
-   scripted model on 127.0.0.1), a narrator card, an omniscient book and three
-   members' books, a narrator chat with a cast (one member retired), stamped
-   messages, a continuation, swipes stamped with different casts, and a scene
-   memory with its canonical entry and linked copies;
+1. starts SillyTavern on 127.0.0.1 with STMB installed as a third-party extension,
+   connected to a scripted OpenAI-compatible model on 127.0.0.1;
+2. writes, with charmemory's command line, a narrator card, an omniscient book
+   and three members' books, a narrator chat with a cast (one member retired),
+   stamped messages, a continuation, swipes stamped with different casts, a scene
+   memory with its canonical entry and linked copies, and a branch with copies
+   of every book;
 3. runs STMB's own narratorMode.js under node on that chat and those books: its
    normaliser must keep the cast as charmemory wrote it (nothing dropped, same
    active cast), and its readers must find charmemory's stamps, participants and
    entry metadata;
-4. opens the chat in headless Chromium and reads what STMB shows: the active-cast
-   drawer, the cast manager (retired members offered "Restore"), the manual
-   memory book, the books' entries as SillyTavern loads them; swiping the last
-   reply back must make STMB restore the active cast from that swipe's stamp, and
-   the chat SillyTavern saves afterwards must keep every stamp.
+4. opens the chat in headless Chromium, with STMB's manual lorebook mode on, and
+   reads what STMB shows: the active-cast drawer, the cast manager (retired
+   members offered "Restore"), the manual memory book, the books' entries as
+   SillyTavern loads them; swipes the last reply back (STMB must restore the
+   active cast from that swipe's stamp, and the chat SillyTavern saves must keep
+   every stamp); takes a turn (STMB must stamp it as charmemory does and read the
+   active member's book alone); has STMB write that turn's scene memory (its
+   entries must have charmemory's fields and values); opens the branch (its
+   copies bound, nothing copied again); and has charmemory read back what
+   SillyTavern and STMB saved.
 
 Screenshots and the node report are written to --evidence (default: a new
 temporary folder). Exit code 0: every check held; 1: a check failed (each
@@ -61,7 +65,7 @@ class CannotRunError(Exception):
 def main(argv: list[str] | None = None) -> int:
     options = _options(argv)
     try:
-        sillytavern, stmb = _inputs(options)
+        sillytavern, stmb, chromium = _inputs(options)
     except CannotRunError as reason:
         print(f"cannot check SillyTavern interop: {reason}", file=sys.stderr)
         return 2
@@ -76,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"SillyTavern {st.version()}, STMB {stmb_commit(stmb)}", flush=True)
             written = write_narrator_chat(user, sillytavern)
             check_with_stmb_functions(stmb_dir, user, written, evidence, checks)
-            check_in_browser(st.url, written, user, evidence, checks, options.chromium)
+            check_in_browser(st.url, written, user, evidence, checks, chromium)
     print(checks.summary())
     print(f"evidence: {evidence}")
     return 0 if checks.passed else 1
@@ -93,7 +97,7 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _inputs(options: argparse.Namespace) -> tuple[Path, Path]:
+def _inputs(options: argparse.Namespace) -> tuple[Path, Path, str]:
     if not options.sillytavern:
         raise CannotRunError("no SillyTavern install given (--sillytavern DIR or SILLYTAVERN_DIR)")
     if not options.stmb:
@@ -114,7 +118,10 @@ def _inputs(options: argparse.Namespace) -> tuple[Path, Path]:
     version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
     if int(version.stdout.strip().lstrip("v").split(".")[0]) < 18:
         raise CannotRunError(f"SillyTavern needs node 18 or newer (found {version.stdout.strip()})")
-    return sillytavern, stmb
+    chromium = options.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None or not Path(chromium).exists():
+        raise CannotRunError("no Chromium found (--chromium PATH or CHARMEMORY_CHROMIUM)")
+    return sillytavern, stmb, chromium
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ while the switch is off, so a user turns manual mode on first.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,20 +39,16 @@ STMB_FIELDS = ("STMB_", "stmemorybooks", "group", "comment", "content", "uid")
 
 
 def check_in_browser(
-    url: str, written: Written, user: Path, evidence: Path, checks: Checks, chromium: str | None
+    url: str, written: Written, user: Path, evidence: Path, checks: Checks, chromium: str
 ) -> None:
     from playwright.sync_api import sync_playwright
 
-    executable = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        checks.record("a Chromium to open SillyTavern in", False, "none found (--chromium PATH)")
-        return
     before = written.chat_lines()
     with ScriptedLLMServer() as model, sync_playwright() as playwright:
         model.respond_always(_role_play)
         _prepare_settings(user, model.base_url)
         browser = playwright.chromium.launch(
-            executable_path=executable, headless=True, args=["--no-sandbox"]
+            executable_path=chromium, headless=True, args=["--no-sandbox"]
         )
         page = browser.new_page(viewport=VIEWPORT)
         page.set_default_timeout(TIMEOUT_MS)
