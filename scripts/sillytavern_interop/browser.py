@@ -41,9 +41,12 @@ STMB_FIELDS = ("STMB_", "stmemorybooks", "group", "comment", "content", "uid")
 def check_in_browser(
     url: str, written: Written, user: Path, evidence: Path, checks: Checks, chromium: str
 ) -> None:
+    """Each step in turn; one that cannot finish (a wait that times out) is a failed
+    check, and the steps after it, which build on it, are not taken."""
     from playwright.sync_api import sync_playwright
 
     before = written.chat_lines()
+    errors: list[str] = []
     with ScriptedLLMServer() as model, sync_playwright() as playwright:
         model.respond_always(_role_play)
         _prepare_settings(user, model.base_url)
@@ -52,25 +55,28 @@ def check_in_browser(
         )
         page = browser.new_page(viewport=VIEWPORT)
         page.set_default_timeout(TIMEOUT_MS)
-        errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
         shot = _shooter(page, evidence)
-        page.goto(url)
-        _dismiss_stmb_notice(page)
-        _turn_on_manual_mode(page, user)
-        page.reload()
-        _open_chat(page, written.chat_id)
-        shot("01-narrator-chat-open")
-        _check_loaded_state(page, before, checks)
-        _check_drawer(page, written, checks, shot)
-        _check_settings_and_cast(page, written, checks, shot)
-        _check_books(page, written, user, checks, shot)
-        _check_swipe_restores_cast(page, written, checks, shot)
-        _check_saved_chat(before, written, checks)
-        _check_stmb_generation(page, model, written, checks, shot)
-        _check_stmb_scene_memory(page, written, user, checks, shot)
-        _check_branch(page, written, user, checks, shot)
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("open the narrator chat", lambda: _open(page, url, user, written, shot)),
+            ("read the chat as loaded", lambda: _check_loaded_state(page, before, checks)),
+            ("read the drawer", lambda: _check_drawer(page, written, checks, shot)),
+            ("read STMB's settings", lambda: _check_settings_and_cast(page, written, checks, shot)),
+            ("read the books", lambda: _check_books(page, written, user, checks, shot)),
+            ("swipe back", lambda: _check_swipe_restores_cast(page, written, checks, shot)),
+            ("read the saved chat", lambda: _check_saved_chat(before, written, checks)),
+            ("take a turn", lambda: _check_stmb_generation(page, model, written, checks, shot)),
+            ("STMB's scene", lambda: _check_stmb_scene_memory(page, written, user, checks, shot)),
+            ("open the branch", lambda: _check_branch(page, written, user, checks, shot)),
+        ]  # fmt: skip
+        for name, step in steps:
+            try:
+                step()
+            except Exception as error:  # a timeout or a missing element: the check fails
+                shot(f"failed-{name.replace(' ', '-')}")
+                checks.record(f"in SillyTavern: {name}", False, str(error).splitlines()[0])
+                break
         browser.close()
     shown = show_book(user, written.books[1])
     checks.record(
@@ -85,6 +91,15 @@ def check_in_browser(
     )
     stmb_errors = [e for e in errors if "STMemoryBooks" in e or "MemoryBooks" in e]
     checks.equal("STMB logged no errors", stmb_errors, [])
+
+
+def _open(page: Any, url: str, user: Path, written: Written, shot: Callable) -> None:
+    page.goto(url)
+    _dismiss_stmb_notice(page)
+    _turn_on_manual_mode(page, user)
+    page.reload()
+    _open_chat(page, written.chat_id)
+    shot("01-narrator-chat-open")
 
 
 def _prepare_settings(user: Path, model_url: str) -> None:
