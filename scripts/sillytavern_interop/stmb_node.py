@@ -23,8 +23,7 @@ const [moduleFile, chatFile, worldsDir] = process.argv.slice(2);
 const stmb = await import(pathToFileURL(moduleFile).href);
 const [header, ...messages] = readFileSync(chatFile, 'utf8').trim().split('\\n').map(JSON.parse);
 const state = header.chat_metadata.STMemoryBooks;
-const source = structuredClone(state.narratorMode);
-const { config, changed } = stmb.normalizeNarratorConfig(source);
+const { config, changed } = stmb.normalizeNarratorConfig(structuredClone(state.narratorMode));
 const book = name => JSON.parse(readFileSync(`${worldsDir}/${name}.json`, 'utf8'));
 const books = [state.manualLorebook, ...config.members.map(member => member.lorebookName)];
 const memories = name => Object.values(book(name).entries).filter(entry => entry.stmemorybooks);
@@ -36,7 +35,6 @@ for (const name of snapshotBooks) stmb.mergeNarratorLorebookEntries(candidates, 
 console.log(JSON.stringify({
   normalised: config,
   changed,
-  source_untouched: JSON.stringify(source) === JSON.stringify(state.narratorMode),
   active_members: stmb.getNarratorActiveMembers(config).map(member => member.name),
   bindings: stmb.validateNarratorBindings(config, state.manualLorebook, books),
   message_casts: messages.map(message => stmb.getNarratorCastFromMessage(message)),
