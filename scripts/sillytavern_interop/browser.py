@@ -4,8 +4,8 @@ The path is a user's: SillyTavern opens on its welcome page, the chat is picked
 from "Recent Chats", STMB's drawer and settings are opened with clicks. Before
 the chat is opened STMB's manual lorebook mode is switched on the way STMB's own
 checkbox does it (the setting, then a settings save): STMB keeps that switch for
-all chats, and its settings window turns a chat's narrator mode off when it opens
-while the switch is off, so a user turns manual mode on first.
+all chats, and its settings window, opened while the switch is off, would turn the
+chat's narrator mode off before anything of it could be read as written.
 """
 
 from __future__ import annotations
