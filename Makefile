@@ -30,17 +30,17 @@ run: models
 	$(BIN)/charmemory demo --workspace $(DEMO)
 
 test: models
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/pytest
 
 lint: setup
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 format: setup
-	$(BIN)/ruff check --fix src tests bench
-	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench scripts
+	$(BIN)/ruff format src tests bench scripts
 
 bench: models
 	$(BIN)/python bench/retrieval.py
