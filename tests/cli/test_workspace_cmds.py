@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from charmemory.cli.application import run
+from tests.support.extraction_fixtures import CHARACTER, make_workspace
 from tests.support.sillytavern_samples import sillytavern_sample
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "charmemory" / "data" / "demo"
@@ -153,3 +154,21 @@ def test_characters_whose_names_sanitise_alike_never_share_memories(
     assert "Ann_B sails boats." in shown and "bees" not in shown
     assert run(["memories", "show", "Ann B", "-w", str(ws)]) == 0
     assert "sails boats" not in capsys.readouterr().out
+
+
+LISTING = Path(__file__).resolve().parents[1] / "fixtures" / "listing"
+
+
+@pytest.mark.parametrize(("flags", "printed"), [(["--json"], "show.json.out"), ([], "show.out")])
+def test_memories_show_prints_byte_for_byte_what_it_always_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], printed: str
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.close()
+    shutil.copy(LISTING / "Mira-memories.md", ws.files_dir / "Mira-memories.md")
+    warned = "" if flags else (LISTING / "show.err").read_text(encoding="utf-8")
+
+    for listing in ("first", "kept"):
+        assert run(["memories", "show", CHARACTER, *flags, "-w", str(ws.root)]) == 0, listing
+        assert capsys.readouterr() == ((LISTING / printed).read_text(encoding="utf-8"), warned)
+        assert len(list((ws.state_dir / "listings").iterdir())) == 1
