@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from charmemory.cli.command_modules import load_commands
 from charmemory.composition import (
     create_app,
     explain_failure,
@@ -123,6 +124,21 @@ def hoist_global_options(argv: list[str]) -> list[str]:
     return front + rest
 
 
+def command_named(args: list[str]) -> str | None:
+    """The command ``args`` (global options first, see `hoist_global_options`) runs;
+    None when an option comes first (`--help` asks about every command)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in (*GLOBAL_VALUE_OPTIONS, "-w"):
+            i += 2
+        elif arg in GLOBAL_FLAGS or arg.startswith(tuple(f"{o}=" for o in GLOBAL_VALUE_OPTIONS)):
+            i += 1
+        else:
+            return None if arg.startswith("-") else arg
+    return None
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
     return typer.Exit(code)
@@ -133,6 +149,7 @@ def run(argv: list[str] | None = None) -> int:
     args = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     try:
         refuse_undecodable(args)
+        load_commands(command_named(args))
         app(args=args, prog_name="charmemory", standalone_mode=True)
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
