@@ -113,6 +113,8 @@ TRICKY = [
     '<memory chat="c">\n- same\n- same\n</memory>\n<memory chat="c">\n- same\n</memory>\n'
     '<memory chat="d">\n- same\n</memory>\n<memory chat="c" date="">\n- same\n</memory>\n',
     "text <memory>\n- a\n</memory> trailing\n",
+    "<memory chat=\"</memory>\" date='<memory>'>\n- a\n</memory>\n",
+    "  </memory> <memory>\n<memory> </memory>\n<memory>\n- a\n</MEMORY>\n",
     "<memory>\n- a\n</memory>\n" * 3 + "<memory>\n- tail without newline",
     "\n\n<memory>\n- a\n</memory>\n\n</memory>\n\n<memory>\n</memory>\n",
 ]

@@ -295,10 +295,12 @@ def opening_attributes(line: str) -> Attributes | None:
     match = _opening_match(line)
     if match is None:
         return None
-    return tuple(
-        (m[1], _unescape(next(v for v in m.groups()[1:] if v is not None)))
-        for m in _ATTRIBUTE.finditer(match[1] or "")
-    )
+    attributes = []
+    for m in _ATTRIBUTE.finditer(match[1] or ""):
+        name, double, single, bare = m.groups()
+        value = double if double is not None else single if single is not None else bare
+        attributes.append((name, _unescape(value)))
+    return tuple(attributes)
 
 
 def _bullet_text(line: str) -> str | None:
@@ -383,6 +385,9 @@ def _escape(value: str) -> str:
 
 
 def _unescape(value: str) -> str:
+    if "&" not in value:
+        return value
+
     def one(m: re.Match[str]) -> str:
         if m[1]:
             return _NAMED_ENTITIES[m[1]]

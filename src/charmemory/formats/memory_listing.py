@@ -124,8 +124,11 @@ def _tag_lines(text: str) -> Iterator[tuple[int, int, Attributes | None]]:
         start = text.rfind("\n", 0, hint.start()) + 1
         end = text.find("\n", hint.end()) + 1 or len(text)
         line = text[start:end]
-        attributes = opening_attributes(line)
-        if attributes is not None or is_closing_line(line):
+        # A line's first "<memory" or "</memory" is its tag's, if it is a tag line.
+        if hint[0][1] == "/":
+            if is_closing_line(line):
+                yield start, end, None
+        elif (attributes := opening_attributes(line)) is not None:
             yield start, end, attributes
         position = end
 
