@@ -1,10 +1,13 @@
+import gc
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from charmemory.cli.application import run
+from charmemory.cli.application import collection_paused, run
+from charmemory.services.memory_manager import MemoryListing, MemoryManager
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
 from tests.support.sillytavern_samples import sillytavern_sample
 
@@ -172,3 +175,34 @@ def test_memories_show_prints_byte_for_byte_what_it_always_printed(
         assert run(["memories", "show", CHARACTER, *flags, "-w", str(ws.root)]) == 0, listing
         assert capsys.readouterr() == ((LISTING / printed).read_text(encoding="utf-8"), warned)
         assert len(list((ws.state_dir / "listings").iterdir())) == 1
+
+
+def test_memories_show_lists_with_the_cycle_collector_paused_then_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.close()
+    collecting: list[bool] = []
+    listed = MemoryManager.list
+
+    def spy(self: MemoryManager, *args: Any, **kwargs: Any) -> MemoryListing:
+        collecting.append(gc.isenabled())
+        return listed(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryManager, "list", spy)
+    assert gc.isenabled()
+    assert run(["memories", "show", CHARACTER, "-w", str(ws.root)]) == 0
+    assert collecting == [False] and gc.isenabled()
+
+
+def test_a_paused_collector_stays_as_it_was_found() -> None:
+    gc.disable()
+    try:
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), collection_paused():
+        raise RuntimeError
+    assert gc.isenabled()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -137,6 +139,20 @@ def command_named(args: list[str]) -> str | None:
         else:
             return None if arg.startswith("-") else arg
     return None
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Pause the cycle collector while a command builds many values it keeps until it
+    ends (a listing of 100,000 memories): every full collection would walk them all
+    again, a fifth of such a command's time, and they hold no cycles to collect."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

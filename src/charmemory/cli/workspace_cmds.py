@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from charmemory.cli.application import app, state
+from charmemory.cli.application import app, collection_paused, state
 from charmemory.errors import FormatError
 from charmemory.formats.group import looks_like_group
 
@@ -191,7 +191,11 @@ def memories_show(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show a character's memories, block by block."""
-    listing = state.app().memories.list(character, chat=chat)
+    with collection_paused():
+        _show_listing(state.app().memories.list(character, chat=chat), as_json)
+
+
+def _show_listing(listing: MemoryListing, as_json: bool) -> None:
     if as_json:
         _echo_json_listing(listing)
         return
