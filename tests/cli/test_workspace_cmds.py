@@ -5,9 +5,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from charmemory.cli.application import collection_paused, run
-from charmemory.services.memory_manager import MemoryListing, MemoryManager
+from charmemory.cli.workspace_cmds import _json_block
+from charmemory.services.memory_manager import Block, Memory, MemoryListing, MemoryManager
 from tests.support.extraction_fixtures import CHARACTER, make_workspace
 from tests.support.sillytavern_samples import sillytavern_sample
 
@@ -206,3 +209,25 @@ def test_a_paused_collector_stays_as_it_was_found() -> None:
     with pytest.raises(RuntimeError), collection_paused():
         raise RuntimeError
     assert gc.isenabled()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(),
+    st.text(),
+    st.lists(st.tuples(st.text(max_size=12), st.text())),
+    st.lists(st.text(), max_size=3),
+)
+def test_a_json_block_is_what_the_json_encoder_writes(
+    chat: str, date: str, memories: list[tuple[str, str]], notes: list[str]
+) -> None:
+    block = Block(
+        3, chat, date, tuple(Memory(i, t, 3, n) for n, (i, t) in enumerate(memories)), tuple(notes)
+    )
+    item = {
+        "chat": chat,
+        "date": date,
+        "memories": [{"id": i, "text": t} for i, t in memories],
+        "notes": notes,
+    }
+    assert _json_block(block) == json.dumps(item, ensure_ascii=False)
