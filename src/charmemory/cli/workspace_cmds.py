@@ -184,9 +184,10 @@ def _json_block(block: Block) -> str:
     memories = ", ".join(
         [f'{{"id": {_STRING(m.id)}, "text": {_STRING(m.text)}}}' for m in block.memories]
     )
+    notes = _JSON(list(block.notes)) if block.notes else "[]"
     return (
         f'{{"chat": {_STRING(block.chat)}, "date": {_STRING(block.date)}, '
-        f'"memories": [{memories}], "notes": {_JSON(list(block.notes))}}}'
+        f'"memories": [{memories}], "notes": {notes}}}'
     )
 
 
