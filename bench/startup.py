@@ -47,11 +47,15 @@ BUILD = (
 )
 
 WHERE_THE_TIME_GOES = (
-    "Where the time goes: a command's start is mostly Python, typer (which inspects every "
-    "command and loads pydantic to convert the options given) and rich, then the modules of "
-    "the parts the command builds. A listing reads the one kept for the memory file's "
-    "content (its ids and texts) instead of parsing the file and hashing the ids again; "
-    "the first listing after a change does both and keeps the result."
+    "Where the time goes: a command's start is mostly Python, typer (which loads pydantic "
+    "to convert the options given), the modules of the command run (`import "
+    "charmemory.cli` loads none: `cli/command_modules.py` says which module registers "
+    "which command) and of the parts it builds. The first listing after a change records "
+    "the new version in the file's history, reads the listing from the file's text (only "
+    "tag lines are looked for; bodies of plain bullets are split whole), hashes each "
+    "memory's id (the largest part left) and keeps the listing; a later listing of the "
+    "same bytes reads the kept one. Printing 100,000 memories builds their values and "
+    "their text with the cycle collector paused."
 )
 
 
