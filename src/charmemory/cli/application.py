@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -24,6 +24,8 @@ from charmemory.errors import CharMemoryError
 
 if TYPE_CHECKING:
     from charmemory.composition import App
+
+T = TypeVar("T")
 
 
 app = typer.Typer(
@@ -139,6 +141,14 @@ def command_named(args: list[str]) -> str | None:
         else:
             return None if arg.startswith("-") else arg
     return None
+
+
+def run_async(work: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(work)`, asyncio imported only when a command awaits (listing
+    memories does not, and importing asyncio is a tenth of its start)."""
+    import asyncio
+
+    return asyncio.run(work)
 
 
 @contextmanager
