@@ -79,6 +79,13 @@ TRICKY = [
     "no tags at all\n- a bullet outside any block\n",
     '<memory chat="c">\n- a\n</memory>',  # no final newline
     '<memory chat="c">\r\n- a\r\n- b\r\n</memory>\r\n',
+    "<memory>\r\n- a\r\n* b\r\n</memory>\r\n",
+    "<memory>\r\n- a\n- b\r\n</memory>\r\n",
+    "<memory>\n- a\r\n- b\n</memory>\n",
+    "<memory>\r\n- trailing space \r\n</memory>\r\n",
+    "<memory>\r\n- two  spaces\r\n</memory>\r\n",
+    "<memory>\r\n- a\rb\r\n</memory>\r\n",
+    "<memory>\r\n- wrapped\r\n  onto the next line\r\n</memory>\r\n",
     '\ufeff<memory chat="c">\n- a\n</memory>\n<memory>\n',
     "<memory>\n</memory>\n<memory>\n\n</memory>\n",
     "<memory>\n- dash\n* star\n</memory>\n",

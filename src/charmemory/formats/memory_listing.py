@@ -71,9 +71,12 @@ def _notes(block: MemoryBlock) -> tuple[str, ...]:
 
 # Where a tag line may be: every one holds this.
 _TAG_HINT = re.compile("</?memory", re.IGNORECASE)
-# A body of one-line bullets only. With nothing to clean in them (see `_is_clean`), each
-# bullet's text is its line without the marker.
-_BULLET_LINES = re.compile(r"(?:[-*] [^\n]+\n)*")
+# A body of one-line bullets only, by line ending. With nothing to clean in them (see
+# `_is_clean`), each bullet's text is its line without the marker.
+_BULLET_LINES = {
+    "\n": re.compile(r"(?:[-*] [^\n]+\n)*"),
+    "\r\n": re.compile(r"(?:[-*] [^\r\n]+\r\n)*"),
+}
 
 
 def list_memory_text(text: str) -> FileListing | None:
@@ -83,27 +86,28 @@ def list_memory_text(text: str) -> FileListing | None:
     parsed line by line, which makes listing a large file several times faster. None
     when ``text`` holds no tag line: it may be in a legacy layout (parse it whole).
     """
-    body = text.removeprefix(BOM)
-    tags = list(_tag_lines(body))
+    content = text.removeprefix(BOM)
+    tags = list(_tag_lines(content))
     if not tags:
         return None
-    found: list[tuple[Attributes, str]] = []
+    found: list[tuple[Attributes, str]] = []  # each block's attributes and body
     stray: list[int] = []
     line, counted = 1, 0  # the 1-based number of the line starting at offset `counted`
     i = 0
     while i < len(tags):
         start, end, attributes = tags[i]
         if attributes is not None and i + 1 < len(tags) and tags[i + 1][2] is None:
-            found.append((attributes, body[end : tags[i + 1][0]]))
+            found.append((attributes, content[end : tags[i + 1][0]]))
             i += 2
             continue
-        line += body.count("\n", counted, start)
+        line += content.count("\n", counted, start)
         counted = start
         stray.append(line)
         i += 1
-    bodies = [_read_body(attributes, text) for attributes, text in found]
-    texts_of = (texts for texts, _ in bodies)
-    ids = ids_of_blocks(zip((attributes for attributes, _ in found), texts_of, strict=True))
+    bodies = [_read_body(attributes, body) for attributes, body in found]
+    ids = ids_of_blocks(
+        (attributes, texts) for (attributes, _), (texts, _) in zip(found, bodies, strict=True)
+    )
     blocks = tuple(
         ListedBlock(
             attribute(attributes, "chat") or "",
@@ -137,22 +141,24 @@ def _read_body(attributes: Attributes, body: str) -> tuple[list[str], tuple[str,
     """A block body's bullet texts and notes."""
     if not body:
         return [], ()
-    if _BULLET_LINES.fullmatch(body) and _is_clean(body):
-        if body[0] == "-" and "\n* " not in body:
-            return body[2:-1].split("\n- "), ()
-        return [line[2:] for line in body[:-1].split("\n")], ()
+    newline = "\r\n" if body.endswith("\r\n") else "\n"
+    if _BULLET_LINES[newline].fullmatch(body) and _is_clean(body, newline):
+        lines = body[: -len(newline)]
+        if body[0] == "-" and f"{newline}* " not in body:
+            return lines[2:].split(f"{newline}- "), ()
+        return [line[2:] for line in lines.split(newline)], ()
     block = MemoryBlock(attributes, block_entries(body))
     return [bullet.text for bullet in block.bullets], _notes(block)
 
 
-def _is_clean(body: str) -> bool:
+def _is_clean(body: str, newline: str) -> bool:
     """Whether cleaning (`memory_file.clean_memory_text`) would leave the text of every
     bullet line in ``body`` as it is: printable, no "<", no runs or ends of spaces."""
     return (
         "<" not in body
         and "  " not in body
-        and " \n" not in body
-        and body.replace("\n", "").isprintable()
+        and f" {newline}" not in body
+        and body.replace(newline, "").isprintable()
     )
 
 
