@@ -187,7 +187,10 @@ Attributes = tuple[tuple[str, str], ...]
 
 def attribute(attributes: Attributes, name: str) -> str | None:
     """The value of a block's first attribute called ``name``."""
-    return next((value for key, value in attributes if key == name), None)
+    for key, value in attributes:  # (a loop: asked twice per block of a large listing)
+        if key == name:
+            return value
+    return None
 
 
 @dataclass(frozen=True)
