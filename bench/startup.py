@@ -2,8 +2,11 @@
 
 Every row is a new `charmemory` process, as a person runs it, so Python's start and
 the imports are in each time: importing the command line alone, `characters`
-(start-up plus opening a workspace) and `memories show --json` of a file holding
-100,000 memories in 10,000 blocks (target: under 1 s of CPU).
+(start-up plus opening a workspace) and `memories show` (with `--json` and without)
+of a file holding 100,000 memories in 10,000 blocks (target: under 1 s), both the
+first listing after the file changed (each run finds one memory edited, so the file
+is recorded in its history, read and listed again) and a listing of a file unchanged
+since the last one (its kept listing is read).
 
 The code as it is and the code of `--baseline REV` are measured in the same run on
 workspaces built the same way, their runs taken in turn so a change in the machine's
@@ -11,25 +14,29 @@ load falls on both alike. Each tree is a copy of `src/` with its bytecode compil
 first, as an installed package has it (a run that compiles every module measures
 the compiler). The number compared is the CPU time (user + system) of the process,
 the best of `--repeat` runs: on a shared machine the wall clock mostly measures the
-others. Run: `python bench/startup.py [--baseline REV] [--dry-run]`; writes the
-`## Start-up` section of bench/RESULTS.md.
+others (it is given too, also the best of the runs). Run:
+`python bench/startup.py [--baseline REV] [--dry-run]`; writes the `## Start-up` section
+of bench/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.results import write_section
+from bench.sample_chat import CHARACTER
 from bench.scale import BLOCKS, BULLETS_PER_BLOCK, CLI, export_tree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,11 +47,15 @@ BUILD = (
 )
 
 WHERE_THE_TIME_GOES = (
-    "Where the time goes: a command's start is mostly Python, typer (which inspects every "
-    "command and loads pydantic to convert the options given) and rich, then the modules of "
-    "the parts the command builds. A listing reads the one kept for the memory file's "
-    "content (its ids and texts) instead of parsing the file and hashing the ids again; "
-    "the first listing after a change does both and keeps the result."
+    "Where the time goes: a command's start is mostly Python, typer (which loads pydantic "
+    "to convert the options given), the modules of the command run (`import "
+    "charmemory.cli` loads none: `cli/command_modules.py` says which module registers "
+    "which command) and of the parts it builds. The first listing after a change records "
+    "the new version in the file's history, reads the listing from the file's text (only "
+    "tag lines are looked for; bodies of plain bullets are split whole), hashes each "
+    "memory's id (the largest part left) and keeps the listing; a later listing of the "
+    "same bytes reads the kept one. Printing 100,000 memories builds their values and "
+    "their text with the cycle collector paused."
 )
 
 
@@ -61,15 +72,28 @@ class Tree:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         return env
 
+    @property
+    def memory_file(self) -> Path:
+        return self.workspace / "user" / "files" / f"{CHARACTER}-memories.md"
 
-# (label, Python's arguments; WS stands for the tree's workspace)
+
+@dataclass(frozen=True)
+class Command:
+    label: str
+    arguments: list[str]  # Python's; WS stands for the tree's workspace
+    changed: bool = False  # the memory file is edited before each run: a first listing
+
+
+EDITED = re.compile(r"^Edited \d+: ")
+MEMORIES = f"{BLOCKS * BULLETS_PER_BLOCK:,} memories"
+SHOW = ["-c", CLI, "-w", "WS", "memories", "show", CHARACTER]
 COMMANDS = (
-    ("`import charmemory.cli`", ["-c", "import charmemory.cli"]),
-    ("`charmemory characters`", ["-c", CLI, "-w", "WS", "characters"]),
-    (
-        f"`charmemory memories show --json`, {BLOCKS * BULLETS_PER_BLOCK:,} memories",
-        ["-c", CLI, "-w", "WS", "memories", "show", "Mira", "--json"],
-    ),
+    Command("`import charmemory.cli`", ["-c", "import charmemory.cli"]),
+    Command("`charmemory characters`", ["-c", CLI, "-w", "WS", "characters"]),
+    Command(f"`memories show --json`, {MEMORIES}, first after a change", [*SHOW, "--json"], True),
+    Command(f"`memories show --json`, {MEMORIES}, unchanged", [*SHOW, "--json"]),
+    Command(f"`memories show`, {MEMORIES}, first after a change", SHOW, True),
+    Command(f"`memories show`, {MEMORIES}, unchanged", SHOW),
 )
 
 
@@ -84,16 +108,26 @@ def prepare(label: str, src: Path, into: Path) -> Tree:
     subprocess.run(build, env=tree.env(), check=True, capture_output=True)
     # The first sight of the memory file records it in the history and keeps its listing:
     # not part of listing an unchanged file.
-    cpu_seconds(tree, COMMANDS[-1][1])
+    seconds(tree, COMMANDS[-1].arguments)
     return tree
 
 
-def cpu_seconds(tree: Tree, arguments: list[str]) -> float:
-    """User + system CPU seconds of one process running `arguments`."""
+def edit_memory_file(tree: Tree, edit: int) -> None:
+    """Edit the file's last memory (the same way in every tree), so its bytes are new."""
+    text = tree.memory_file.read_text(encoding="utf-8")
+    last = text.rindex("\n- ") + 3
+    end = text.index("\n", last)
+    memory = EDITED.sub("", text[last:end])
+    tree.memory_file.write_text(f"{text[:last]}Edited {edit}: {memory}{text[end:]}", "utf-8")
+
+
+def seconds(tree: Tree, arguments: list[str]) -> tuple[float, float]:
+    """User + system CPU seconds, and wall-clock seconds, of one process running `arguments`."""
     command = [sys.executable, *(str(tree.workspace) if a == "WS" else a for a in arguments)]
     before = _children_cpu()
+    started = time.perf_counter()
     subprocess.run(command, env=tree.env(), check=True, stdout=subprocess.DEVNULL)
-    return _children_cpu() - before
+    return _children_cpu() - before, time.perf_counter() - started
 
 
 def _children_cpu() -> float:
@@ -101,37 +135,49 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(trees: list[Tree], repeat: int) -> dict[str, list[float]]:
-    """The best CPU seconds of each command for each tree, the trees' runs in turn."""
-    best = {tree.label: [float("inf")] * len(COMMANDS) for tree in trees}
-    for _ in range(repeat):
-        for row, (_, arguments) in enumerate(COMMANDS):
+# Per tree, per command: the best (CPU seconds, wall-clock seconds) of the runs.
+Best = dict[str, list[tuple[float, float]]]
+
+
+def measure(trees: list[Tree], repeat: int) -> Best:
+    """The best times of each command for each tree, the trees' runs in turn."""
+    best = {tree.label: [(float("inf"), float("inf"))] * len(COMMANDS) for tree in trees}
+    for run in range(repeat):
+        for row, command in enumerate(COMMANDS):
             for tree in trees:
-                seconds = cpu_seconds(tree, arguments)
-                best[tree.label][row] = min(best[tree.label][row], seconds)
+                if command.changed:
+                    edit_memory_file(tree, run * len(COMMANDS) + row)
+                cpu, wall = seconds(tree, command.arguments)
+                kept = best[tree.label][row]
+                best[tree.label][row] = (min(kept[0], cpu), min(kept[1], wall))
     return best
 
 
-def report_lines(best: dict[str, list[float]], baseline: str | None, repeat: int) -> list[str]:
+def report_lines(best: Best, baseline: str | None, repeat: int) -> list[str]:
     load = os.getloadavg()[0]
     lines = [
-        f"CPU seconds (user + system) of one process, the best of {repeat} runs on "
-        f"{os.cpu_count()} cores shared with other work (load average {load:.1f} at the "
-        "end); bytecode compiled beforehand.",
+        f"CPU seconds (user + system) of one process, and its wall-clock seconds in brackets, "
+        f"each the best of {repeat} runs on {os.cpu_count()} cores shared with other work "
+        f"(load average {load:.1f} at the end); bytecode compiled beforehand.",
         "",
     ]
+
+    def cell(times: tuple[float, float]) -> str:
+        return f"{times[0]:.2f} s ({times[1]:.2f} s)"
+
     now = best["now"]
     if baseline is None:
         lines += ["| command | now |", "| --- | ---: |"]
-        lines += [f"| {label} | {now[i]:.2f} s |" for i, (label, _) in enumerate(COMMANDS)]
+        lines += [f"| {c.label} | {cell(now[i])} |" for i, c in enumerate(COMMANDS)]
         return [*lines, "", WHERE_THE_TIME_GOES]
     before = best[baseline]
     lines += [
-        f"| command | baseline {baseline} | now | now / baseline |",
+        f"| command | baseline {baseline} | now | now / baseline (CPU) |",
         "| --- | ---: | ---: | ---: |",
     ]
-    for i, (label, _) in enumerate(COMMANDS):
-        lines.append(f"| {label} | {before[i]:.2f} s | {now[i]:.2f} s | {now[i] / before[i]:.2f} |")
+    for i, command in enumerate(COMMANDS):
+        ratio = now[i][0] / before[i][0]
+        lines.append(f"| {command.label} | {cell(before[i])} | {cell(now[i])} | {ratio:.2f} |")
     return [*lines, "", WHERE_THE_TIME_GOES]
 
 

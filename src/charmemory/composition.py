@@ -176,16 +176,14 @@ class App:
 
     @cached_property
     def settings(self) -> SettingsService:
-        from charmemory.adapters.llm.embedded import local_llm_ready
         from charmemory.adapters.settings_store import SettingsStore
-        from charmemory.core.providers import EMBEDDED
         from charmemory.services.settings import SettingsService
 
         service = SettingsService(
             SettingsStore(self.workspace.db),
             self.library,
             self._env,
-            default_provider=EMBEDDED if local_llm_ready() else None,
+            default_provider=_embedded_if_installed,
         )
         service.add_guard(self._guard_setting)
         return service
@@ -635,6 +633,14 @@ def create_app(root: Path, **options: Any) -> App:
     from charmemory.adapters.workspace import Workspace
 
     return App(Workspace.create(root), **options)
+
+
+def _embedded_if_installed() -> str | None:
+    """The embedded provider where its model and runtime are installed."""
+    from charmemory.adapters.llm.embedded import local_llm_ready
+    from charmemory.core.providers import EMBEDDED
+
+    return EMBEDDED if local_llm_ready() else None
 
 
 def freeze_long_lived_objects() -> None:

@@ -12,13 +12,16 @@ import charmemory
 from tests.support.extraction_fixtures import CHARACTER, make_workspace, memory_block
 
 HEAVY = ("numpy", "httpx", "fastapi", "uvicorn", "onnxruntime", "tokenizers", "llama_cpp")
+# Nor does listing memories need asyncio or the local model's adapter (nothing awaits,
+# no model setting is read).
+UNNEEDED = (*HEAVY, "asyncio", "charmemory.adapters.llm.embedded")
 SRC = Path(charmemory.__file__).resolve().parents[1]
 # Runs the command line with the arguments given, then says which of HEAVY it loaded.
 PROBE = f"""
 import json, sys
 from charmemory.cli.application import run
 code = run(sys.argv[1:]) if len(sys.argv) > 1 else 0
-print(json.dumps({{"code": code, "loaded": [m for m in {HEAVY!r} if m in sys.modules]}}))
+print(json.dumps({{"code": code, "loaded": [m for m in {UNNEEDED!r} if m in sys.modules]}}))
 """
 
 

@@ -1,10 +1,17 @@
+import gc
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from charmemory.cli.application import run
+from charmemory.cli.application import collection_paused, run
+from charmemory.cli.workspace_cmds import _json_block
+from charmemory.services.memory_manager import Block, Memory, MemoryListing, MemoryManager
+from tests.support.extraction_fixtures import CHARACTER, make_workspace
 from tests.support.sillytavern_samples import sillytavern_sample
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "charmemory" / "data" / "demo"
@@ -153,3 +160,74 @@ def test_characters_whose_names_sanitise_alike_never_share_memories(
     assert "Ann_B sails boats." in shown and "bees" not in shown
     assert run(["memories", "show", "Ann B", "-w", str(ws)]) == 0
     assert "sails boats" not in capsys.readouterr().out
+
+
+LISTING = Path(__file__).resolve().parents[1] / "fixtures" / "listing"
+
+
+@pytest.mark.parametrize(("flags", "printed"), [(["--json"], "show.json.out"), ([], "show.out")])
+def test_memories_show_prints_byte_for_byte_what_it_always_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], printed: str
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.close()
+    shutil.copy(LISTING / "Mira-memories.md", ws.files_dir / "Mira-memories.md")
+    warned = "" if flags else (LISTING / "show.err").read_text(encoding="utf-8")
+
+    for listing in ("first", "kept"):
+        assert run(["memories", "show", CHARACTER, *flags, "-w", str(ws.root)]) == 0, listing
+        assert capsys.readouterr() == ((LISTING / printed).read_text(encoding="utf-8"), warned)
+        assert len(list((ws.state_dir / "listings").iterdir())) == 1
+
+
+def test_memories_show_lists_with_the_cycle_collector_paused_then_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    ws.close()
+    collecting: list[bool] = []
+    listed = MemoryManager.list
+
+    def spy(self: MemoryManager, *args: Any, **kwargs: Any) -> MemoryListing:
+        collecting.append(gc.isenabled())
+        return listed(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryManager, "list", spy)
+    assert gc.isenabled()
+    assert run(["memories", "show", CHARACTER, "-w", str(ws.root)]) == 0
+    assert collecting == [False] and gc.isenabled()
+
+
+def test_a_paused_collector_stays_as_it_was_found() -> None:
+    gc.disable()
+    try:
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), collection_paused():
+        raise RuntimeError
+    assert gc.isenabled()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(),
+    st.text(),
+    st.lists(st.tuples(st.text(max_size=12), st.text())),
+    st.lists(st.text(), max_size=3),
+)
+def test_a_json_block_is_what_the_json_encoder_writes(
+    chat: str, date: str, memories: list[tuple[str, str]], notes: list[str]
+) -> None:
+    block = Block(
+        3, chat, date, tuple(Memory(i, t, 3, n) for n, (i, t) in enumerate(memories)), tuple(notes)
+    )
+    item = {
+        "chat": chat,
+        "date": date,
+        "memories": [{"id": i, "text": t} for i, t in memories],
+        "notes": notes,
+    }
+    assert _json_block(block) == json.dumps(item, ensure_ascii=False)

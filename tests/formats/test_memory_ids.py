@@ -51,3 +51,31 @@ def test_listing_ids_count_repeats_under_the_same_attributes() -> None:
     ]
     assert memory_ids(file) == expected
     assert [ref.memory_id for ref in list_bullets(file)] == [i for ids in expected for i in ids]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([("chat a", "d1"), ("chat a", "d2"), ("chat b", "d1")]),
+            st.lists(st.sampled_from(["Mira sails.", "Mira hates fog.", '"Fog" ✓']), max_size=4),
+        ),
+        max_size=6,
+    )
+)
+def test_copies_are_counted_within_a_block_and_across_blocks_of_the_same_attributes(
+    blocks: list[tuple[tuple[str, str], list[str]]],
+) -> None:
+    file = parse_memory_file(
+        "".join(build_block(chat, date, texts).render() for (chat, date), texts in blocks)
+    )
+    seen: dict[tuple[tuple[str, str], str], int] = {}
+    expected = []
+    for (chat, date), texts in blocks:
+        attributes = [("chat", chat), ("date", date)]
+        block_ids = []
+        for text in texts:
+            occurrence = seen.get(((chat, date), text), 0)
+            seen[((chat, date), text)] = occurrence + 1
+            block_ids.append(defined_id(attributes, text, occurrence))
+        expected.append(block_ids)
+    assert memory_ids(file) == expected

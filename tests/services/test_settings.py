@@ -89,3 +89,23 @@ def test_a_refused_value_changes_nothing(workspace: Workspace, settings: Setting
     with pytest.raises(ConfigError, match="between 3 and 100"):
         settings.set("extraction.interval", "101")
     assert SettingsStore(workspace.db).all() == {}
+
+
+def test_the_default_provider_is_looked_for_once_and_only_for_a_model_setting(
+    workspace: Workspace,
+) -> None:
+    looked: list[str] = []
+
+    def installed() -> str:
+        looked.append("openai")
+        return "openai"
+
+    library = make_app(workspace).library
+    service = SettingsService(SettingsStore(workspace.db), library, {}, default_provider=installed)
+    assert service.extraction(CHARACTER).interval == 20
+    assert service.retrieval(CHARACTER).top_k > 0
+    assert looked == []
+
+    assert service.model_in_force()["provider"].value == "openai"
+    assert service.model(require_model=False).provider == "openai"
+    assert looked == ["openai"]

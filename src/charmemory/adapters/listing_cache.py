@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 from pathlib import Path
 
-from charmemory.adapters.atomic_file import FileLocks, write_atomic
+from charmemory.adapters.atomic_file import FileLocks, replace_file
 from charmemory.errors import CharMemoryError
 from charmemory.formats.memory_listing import FileListing, decode_listing, encode_listing
 
@@ -34,9 +34,10 @@ class ListingCache:
 
     def put(self, file: str, digest: str, listing: FileListing) -> None:
         data = encode_listing(listing, digest)
+        path = self._path(file)
         # A full disk, a read-only folder or a busy lock only cost the next listing a parse.
-        with contextlib.suppress(OSError, CharMemoryError):
-            write_atomic(self._path(file), data, expected=None, locks=self._locks)
+        with contextlib.suppress(OSError, CharMemoryError), self._locks.hold(path):
+            replace_file(path, data)  # (write_atomic would hash the data again)
 
     def _path(self, file: str) -> Path:
         return self._folder / f"{_key(file)}.json"

@@ -38,7 +38,7 @@ from charmemory.core.memory_history import (
 from charmemory.errors import FormatError
 from charmemory.formats.memory_file import MemoryFile, parse_memory_file
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
-from charmemory.formats.memory_listing import list_memory_file
+from charmemory.formats.memory_listing import FileListing, list_memory_file, list_memory_text
 from charmemory.ports import FileVersion, ListedMemories, LoadedMemories
 
 
@@ -74,7 +74,7 @@ class MemoryFiles:
         kept = self._listings.get(file, digest) if digest is not None else None
         if kept is not None:
             return ListedMemories(file, kept, read.version)
-        listing = list_memory_file(_parsed(file, read).memories)
+        listing = _listed(file, read)
         if digest is not None:
             self._listings.put(file, digest, listing)
         return ListedMemories(file, listing, read.version)
@@ -188,20 +188,33 @@ class MemoryFiles:
         self.history.record(file, read.data, cause=cause)
 
 
+def _listed(file: str, read: VersionedBytes) -> FileListing:
+    """The file as listed: straight from its text, unless it needs the whole parse."""
+    if read.data is not None:
+        listing = list_memory_text(_text(file, read.data))
+        if listing is not None:
+            return listing
+    return list_memory_file(_parsed(file, read).memories)
+
+
 def _parsed(file: str, read: VersionedBytes) -> LoadedMemories:
     if read.data is None:
         return LoadedMemories(file, parse_memory_file(""), read.version)
     size = len(read.data)
+    text = _text(file, read.data)
+    parsed = parse_memory_file(text)
+    layout = detect_layout(text, parsed)
+    if layout in ("legacy_sections", "plain"):
+        return LoadedMemories(file, migrate_legacy(text), read.version, layout, size)
+    return LoadedMemories(file, parsed, read.version, size=size)
+
+
+def _text(file: str, data: bytes) -> str:
     try:
-        text = read.data.decode("utf-8")  # a byte order mark stays (MemoryFile.bom)
+        return data.decode("utf-8")  # a byte order mark stays (MemoryFile.bom)
     except UnicodeDecodeError as error:
         raise FormatError(
             f"not UTF-8 text (byte {error.start}): save it as UTF-8, or bring back an "
             "earlier version (`charmemory history` lists them, `charmemory undo --to N`)",
             source=file,
         ) from None
-    parsed = parse_memory_file(text)
-    layout = detect_layout(text, parsed)
-    if layout in ("legacy_sections", "plain"):
-        return LoadedMemories(file, migrate_legacy(text), read.version, layout, size)
-    return LoadedMemories(file, parsed, read.version, size=size)

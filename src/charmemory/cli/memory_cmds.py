@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from charmemory.cli.application import app, state
+from charmemory.cli.application import app, run_async, state
 from charmemory.cli.workspace_cmds import memories_app
 from charmemory.core.consolidation_plan import parse_block_indices
 from charmemory.core.consolidation_prompt import CONSERVATIVE, STRATEGIES
@@ -51,7 +50,7 @@ def memories_edit(
     chat: ChatOption = None,
 ) -> None:
     """Rewrite one memory (it gets a new id, printed)."""
-    changed = asyncio.run(state.app().memories.edit(character, memory_id, text, chat=chat))
+    changed = run_async(state.app().memories.edit(character, memory_id, text, chat=chat))
     _report(changed, "edited")
 
 
@@ -60,7 +59,7 @@ def memories_delete(
     character: CharacterArg, memory_id: MemoryIdArg, chat: ChatOption = None
 ) -> None:
     """Delete one memory; a block left with no memories and no notes goes (`undo` undoes it)."""
-    changed = asyncio.run(state.app().memories.delete(character, memory_id, chat=chat))
+    changed = run_async(state.app().memories.delete(character, memory_id, chat=chat))
     _report(changed, "deleted")
 
 
@@ -77,9 +76,7 @@ def memories_add(
     """Add a block of memories written by hand."""
     lines = [line.strip().removeprefix("- ").strip() for line in text.splitlines()]
     manager = state.app().memories
-    changed = asyncio.run(
-        manager.add(character, lines, block_chat=block_chat, date=date, chat=chat)
-    )
+    changed = run_async(manager.add(character, lines, block_chat=block_chat, date=date, chat=chat))
     _report(changed, f"added {len(changed.ids)} memor{'y' if len(changed.ids) == 1 else 'ies'}")
 
 
@@ -119,14 +116,14 @@ def consolidate(
     overrides = {k: v for k, v in {"provider": provider, "model": model}.items() if v}
     service = state.app(overrides).consolidation
     if apply is not None:
-        applied = asyncio.run(service.apply(apply, character_name=character))
+        applied = run_async(service.apply(apply, character_name=character))
         shown = applied.preview
         version = f" (v{applied.version})" if applied.version is not None else ""
         typer.echo(f"applied preview {shown.id} to {shown.file}{version}")
         typer.echo(f"undo it with: charmemory undo {_quoted(shown.character)}")
         _warn(applied.warnings)
         return
-    made = asyncio.run(
+    made = run_async(
         service.preview(
             character,
             strategy=strategy,
@@ -211,7 +208,7 @@ def undo(
     chat: ChatOption = None,
 ) -> None:
     """Restore the previous version of the memory file (undo again to go further back)."""
-    undone = asyncio.run(state.app().history.undo(character, to=to, chat=chat))
+    undone = run_async(state.app().history.undo(character, to=to, chat=chat))
     typer.echo(
         f"{undone.file}: restored v{undone.restored.number} ({undone.restored.cause}) "
         f"as v{undone.recorded.number}"

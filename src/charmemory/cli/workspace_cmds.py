@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from charmemory.cli.application import app, state
+from charmemory.cli.application import app, collection_paused, state
 from charmemory.errors import FormatError
 from charmemory.formats.group import looks_like_group
 
 if TYPE_CHECKING:
-    from charmemory.services.memory_manager import MemoryListing
+    from charmemory.services.memory_manager import Block, MemoryListing
     from charmemory.services.repair import Repaired
 
 
@@ -162,24 +163,32 @@ def chats(
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
+_STRING = encode_basestring  # a string as _JSON writes it
 
 
 def _echo_json_listing(listing: MemoryListing) -> None:
     """The listing as one JSON document, a block a line: it streams (`| head` shows the
-    first blocks at once) and the C encoder writes it (a pretty-printed 100,000
-    memories took seconds)."""
+    first blocks at once) and the C encoder writes its strings (a pretty-printed
+    100,000 memories took seconds)."""
     head = _JSON({"file": listing.file, "exists": listing.exists, "chat": listing.chat})
     lines = [head[:-1] + ', "blocks": [']
     for number, block in enumerate(listing.blocks, start=1):
-        item = {
-            "chat": block.chat,
-            "date": block.date,
-            "memories": [{"id": m.id, "text": m.text} for m in block.memories],
-            "notes": list(block.notes),
-        }
-        lines.append("  " + _JSON(item) + ("," if number < len(listing.blocks) else ""))
+        lines.append("  " + _json_block(block) + ("," if number < len(listing.blocks) else ""))
     lines.append("]}")
     typer.echo("\n".join(lines))
+
+
+def _json_block(block: Block) -> str:
+    """``_JSON({"chat": ..., "date": ..., "memories": [{"id": ..., "text": ...}], "notes":
+    [...]})`` written directly: twice as fast as building 100,000 dicts to encode."""
+    memories = ", ".join(
+        [f'{{"id": {_STRING(m.id)}, "text": {_STRING(m.text)}}}' for m in block.memories]
+    )
+    notes = _JSON(list(block.notes)) if block.notes else "[]"
+    return (
+        f'{{"chat": {_STRING(block.chat)}, "date": {_STRING(block.date)}, '
+        f'"memories": [{memories}], "notes": {notes}}}'
+    )
 
 
 @memories_app.command("show")
@@ -191,7 +200,11 @@ def memories_show(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show a character's memories, block by block."""
-    listing = state.app().memories.list(character, chat=chat)
+    with collection_paused():
+        _show_listing(state.app().memories.list(character, chat=chat), as_json)
+
+
+def _show_listing(listing: MemoryListing, as_json: bool) -> None:
     if as_json:
         _echo_json_listing(listing)
         return

@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from json.encoder import encode_basestring
@@ -142,7 +142,7 @@ class MemoryBlock:
                 raise ValueError("an indented line right below a bullet would wrap onto it")
 
     def attribute(self, name: str) -> str | None:
-        return next((value for key, value in self.attributes if key == name), None)
+        return attribute(self.attributes, name)
 
     @property
     def chat(self) -> str:
@@ -182,6 +182,15 @@ class MemoryBlock:
 
 
 Segment = FreeText | MemoryBlock
+Attributes = tuple[tuple[str, str], ...]
+
+
+def attribute(attributes: Attributes, name: str) -> str | None:
+    """The value of a block's first attribute called ``name``."""
+    for key, value in attributes:  # (a loop: asked twice per block of a large listing)
+        if key == name:
+            return value
+    return None
 
 
 @dataclass(frozen=True)
@@ -278,6 +287,25 @@ def _is_tag(line: str) -> bool:
     return "<" in line and bool(_opening_match(line) or _CLOSE.fullmatch(line))
 
 
+def is_closing_line(line: str) -> bool:
+    """Whether ``line`` (its line ending included) is a block's closing tag line."""
+    return "<" in line and _CLOSE.fullmatch(line) is not None
+
+
+def opening_attributes(line: str) -> Attributes | None:
+    """The attributes of an opening tag line, in order, their values unescaped; None
+    when ``line`` (its line ending included) is no opening tag line."""
+    match = _opening_match(line)
+    if match is None:
+        return None
+    attributes = []
+    for m in _ATTRIBUTE.finditer(match[1] or ""):
+        name, double, single, bare = m.groups()
+        value = double if double is not None else single if single is not None else bare
+        attributes.append((name, _unescape(value)))
+    return tuple(attributes)
+
+
 def _bullet_text(line: str) -> str | None:
     """The text of a bullet line; None when the line is no bullet (or nothing is left)."""
     stripped = line.strip()
@@ -307,13 +335,9 @@ def _scan(lines: list[str]) -> Iterator[tuple[int, int]]:
 
 
 def _parse_block(opening: str, body: list[str], closing: str) -> MemoryBlock:
-    match = _opening_match(opening)
-    assert match is not None
-    attributes = tuple(
-        (m[1], _unescape(next(v for v in m.groups()[1:] if v is not None)))
-        for m in _ATTRIBUTE.finditer(match[1] or "")
-    )
     newline = "\r\n" if opening.endswith("\r\n") else "\n"
+    attributes = opening_attributes(opening)
+    assert attributes is not None
     block = MemoryBlock(attributes, _parse_body(body), newline)
     object.__setattr__(block, "_opening", opening)
     object.__setattr__(block, "_closing", closing)
@@ -323,6 +347,11 @@ def _parse_block(opening: str, body: list[str], closing: str) -> MemoryBlock:
 def _wraps(line: str) -> bool:
     """Whether ``line``, right below a bullet, continues it: indented text, no bullet."""
     return line[:1] in (" ", "\t") and bool(line.strip()) and _bullet_text(line) is None
+
+
+def block_entries(body: str) -> tuple[Bullet | RawLine, ...]:
+    """The bullets and other lines of a block's body (the text between its tag lines)."""
+    return _parse_body(_lines(body))
 
 
 def _parse_body(body: list[str]) -> tuple[Bullet | RawLine, ...]:
@@ -359,6 +388,9 @@ def _escape(value: str) -> str:
 
 
 def _unescape(value: str) -> str:
+    if "&" not in value:
+        return value
+
     def one(m: re.Match[str]) -> str:
         if m[1]:
             return _NAMED_ENTITIES[m[1]]
@@ -573,23 +605,44 @@ class _IdHasher:
         digest.update(f"{encode_basestring(text)}, {occurrence}]".encode())
         return digest.hexdigest()[:12]
 
+    def first_ids(self, texts: Iterable[str]) -> list[str]:
+        """The ids of texts each met for the first time (`memory_id(text, 0)`)."""
+        start = self._prefix.copy
+        ids = []
+        for text in texts:
+            digest = start()
+            digest.update(f"{encode_basestring(text)}, 0]".encode())
+            ids.append(digest.hexdigest()[:12])
+        return ids
+
 
 def memory_ids(file: MemoryFile) -> list[list[str]]:
     """The id of every bullet, block by block, in file order (see `memory_id`)."""
+    return ids_of_blocks(
+        (block.attributes, [b.text for b in block.bullets]) for block in file.blocks
+    )
+
+
+def ids_of_blocks(blocks: Iterable[tuple[Attributes, Sequence[str]]]) -> list[list[str]]:
+    """The memory ids of blocks given as (attributes, bullet texts), in file order."""
     ids: list[list[str]] = []
-    # Copies are counted per (attributes, text); attributes are numbered once per block.
-    attribute_sets: dict[tuple[tuple[str, str], ...], int] = {}
-    seen: dict[tuple[int, str], int] = {}
-    for block in file.blocks:
-        attributes = sorted(block.attributes)
-        same = attribute_sets.setdefault(tuple(attributes), len(attribute_sets))
-        hasher = _IdHasher(attributes)
+    # Copies are counted per text among blocks of the same attributes.
+    copies: dict[Attributes, tuple[_IdHasher, dict[str, int]]] = {}
+    for attributes, texts in blocks:
+        ordered = tuple(sorted(attributes))
+        if ordered not in copies:
+            copies[ordered] = (_IdHasher(list(ordered)), {})
+        hasher, seen = copies[ordered]
+        if seen.keys().isdisjoint(texts) and len(set(texts)) == len(texts):
+            # No copies (nearly every block): all first occurrences, counted at once.
+            ids.append(hasher.first_ids(texts))
+            seen.update(dict.fromkeys(texts, 1))
+            continue
         block_ids = []
-        for bullet in block.bullets:
-            key = (same, bullet.text)
-            occurrence = seen.get(key, 0)
-            seen[key] = occurrence + 1
-            block_ids.append(hasher.memory_id(bullet.text, occurrence))
+        for text in texts:
+            occurrence = seen.get(text, 0)
+            seen[text] = occurrence + 1
+            block_ids.append(hasher.memory_id(text, occurrence))
         ids.append(block_ids)
     return ids
 
@@ -629,7 +682,11 @@ def stray_tag_lines(file: MemoryFile) -> tuple[int, ...]:
 
 def stray_tag_warning(file: MemoryFile) -> str | None:
     """What a person reading the file should know about its stray tag lines, if any."""
-    stray = stray_tag_lines(file)
+    return stray_lines_warning(stray_tag_lines(file))
+
+
+def stray_lines_warning(stray: Sequence[int]) -> str | None:
+    """The warning about stray tag lines at these 1-based line numbers (None: no such line)."""
     if not stray:
         return None
     return (

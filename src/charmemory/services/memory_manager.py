@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import repeat
 from typing import Any
 
 from charmemory.core.bullet_length import require_within_limit
@@ -208,10 +209,8 @@ def _listing(located: Located, listed: ListedMemories) -> MemoryListing:
             index,
             block.chat,
             block.date,
-            tuple(
-                Memory(memory_id, text, index, place)
-                for place, (memory_id, text) in enumerate(zip(block.ids, block.texts, strict=True))
-            ),
+            # Built by map, with no Python loop per memory (a listing may hold 100,000).
+            tuple(map(Memory, block.ids, block.texts, repeat(index), range(len(block.ids)))),
             block.notes,
         )
         for index, block in enumerate(listed.listing.blocks)

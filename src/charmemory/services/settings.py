@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from charmemory.core.extraction_settings import ExtractionSettings
@@ -71,14 +72,20 @@ class SettingsService:
         library: CharacterLibrary,
         env: Mapping[str, str] | None = None,
         *,
-        default_provider: str | None = None,
+        default_provider: Callable[[], str | None] = lambda: None,
     ):
         self._store = store
         self._library = library
         self._env = env or {}
-        # Used when no provider is chosen: `local` where the embedded model is installed.
-        self.default_provider = default_provider
+        self._default_provider = default_provider
         self._guards: list[Guard] = []
+
+    @cached_property
+    def default_provider(self) -> str | None:
+        """The provider used when none is chosen: `local` where the embedded model is
+        installed. Asked on first use, so a command that reads no model setting (listing
+        memories) never looks for the model or loads its adapter."""
+        return self._default_provider()
 
     def add_guard(self, guard: Guard) -> None:
         """Have ``guard`` approve every change to a setting (another domain's rule)."""
