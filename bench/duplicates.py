@@ -39,7 +39,9 @@ from charmemory.adapters.embed_onnx import OnnxEmbedder
 from charmemory.composition import App, create_app
 from charmemory.core.restatement import restates
 from charmemory.core.retrieval import items_from_memory_file
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 
 DATA = Path(__file__).resolve().parent / "data" / "duplicates_chat.json"
 ROOT = Path(__file__).resolve().parents[1]

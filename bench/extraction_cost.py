@@ -32,7 +32,10 @@ from charmemory.core.extraction_prompt import (
     render_prompt,
 )
 from charmemory.core.message_cleaning import render_messages
-from charmemory.formats.memory_file import build_block, parse_memory_file
+from charmemory.formats.memory_file import (
+    build_block,
+    parse_memory_file,
+)
 from charmemory.services.extraction import source_messages
 
 SIZES = (100, 1_000, 10_000)

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from charmemory.adapters.bm25 import Stemmer, query_words
 from charmemory.core.retrieval import MemoryItem, build_query, items_from_memory_file
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 LANGUAGES = ("en", "zh", "ru")

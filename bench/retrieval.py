@@ -62,7 +62,9 @@ from charmemory.core.retrieval import (
     leading_words,
 )
 from charmemory.core.retrieval_settings import RetrievalSettings
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.ports import IndexHit
 from charmemory.services.retrieval import RetrievalService
 

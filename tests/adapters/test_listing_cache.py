@@ -10,7 +10,12 @@ import pytest
 import charmemory.adapters.memory_files as memory_files_module
 from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
-from charmemory.formats.memory_file import list_bullets, parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
+from charmemory.formats.memory_ids import (
+    list_bullets,
+)
 
 FILE = "user/files/Mira-memories.md"
 FIRST = '<memory chat="c1" date="2026-02-01 10:00">\n- Mira keeps a compass.\n</memory>\n'

@@ -15,7 +15,9 @@ from charmemory.adapters.memory_files import MemoryFiles
 from charmemory.adapters.workspace import Workspace
 from charmemory.errors import UnsafePathError
 from charmemory.formats.lorebook import parse_lorebook
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from tests.support.extraction_fixtures import CHARACTER, alternating, line, make_workspace
 
 MEMORIES = '<memory chat="c" date="2026-01-01 10:00">\n- Mira owns a compass.\n</memory>\n'

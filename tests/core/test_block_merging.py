@@ -1,5 +1,7 @@
 from charmemory.core.block_merging import MERGED_BLOCK_CHARS, block_to_extend
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 
 FILE = parse_memory_file(
     '<memory chat="a" date="d1">\n- A one.\n</memory>\n\n'

@@ -9,7 +9,10 @@ from charmemory.core.consolidation_merge import (
     date_span,
     merged_attributes,
 )
-from charmemory.formats.memory_file import build_block, parse_memory_file
+from charmemory.formats.memory_file import (
+    build_block,
+    parse_memory_file,
+)
 
 TEXT = (
     "# Mira\nNotes a person typed.\n\n"

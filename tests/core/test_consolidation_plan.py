@@ -10,7 +10,9 @@ from charmemory.core.consolidation_plan import (
     select_blocks,
 )
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 
 SPACED_CHAT = 'Mira - 2026-02-15@10h00m00s123ms "the storm"'
 FILE = parse_memory_file(

@@ -11,7 +11,9 @@ from charmemory.core.consolidation_prompt import (
     consolidation_messages,
 )
 from charmemory.errors import ConfigError
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 
 CHAT = 'Mira - 2026-02-15@10h00m00s123ms "storm"'
 CHUNK = [

@@ -11,7 +11,12 @@ from charmemory.core.retrieval import (
     items_from_memory_file,
     topic_of,
 )
-from charmemory.formats.memory_file import list_bullets, parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
+from charmemory.formats.memory_ids import (
+    list_bullets,
+)
 
 FILE = """# Elara's memories
 <memory chat="Elara - 2026-02-15@10h00m00s" date="2026-02-15 10:42">

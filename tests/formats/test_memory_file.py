@@ -13,6 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from charmemory.errors import FormatError, NotFoundError
+from charmemory.formats.block_dates import (
+    format_block_date,
+    parse_block_date,
+)
 from charmemory.formats.memory_file import (
     TAG_LOOKALIKE,
     Bullet,
@@ -28,13 +32,13 @@ from charmemory.formats.memory_file import (
     clean_memory_text,
     delete_block,
     delete_bullet,
-    find_bullet,
-    format_block_date,
-    list_bullets,
-    parse_block_date,
     parse_memory_file,
     replace_bullet,
     stray_tag_lines,
+)
+from charmemory.formats.memory_ids import (
+    find_bullet,
+    list_bullets,
 )
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
 from charmemory.formats.unprintable import without_unprintable

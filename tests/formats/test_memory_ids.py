@@ -8,10 +8,12 @@ from hypothesis import strategies as st
 
 from charmemory.formats.memory_file import (
     build_block,
+    parse_memory_file,
+)
+from charmemory.formats.memory_ids import (
     list_bullets,
     memory_id,
     memory_ids,
-    parse_memory_file,
 )
 
 # Text that UTF-8 can carry (lone surrogates cannot be written to a file).

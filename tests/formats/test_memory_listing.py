@@ -4,7 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from charmemory.formats.memory_file import list_bullets, parse_memory_file, stray_tag_lines
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+    stray_tag_lines,
+)
+from charmemory.formats.memory_ids import (
+    list_bullets,
+)
 from charmemory.formats.memory_listing import (
     FileListing,
     ListedBlock,

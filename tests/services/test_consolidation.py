@@ -7,7 +7,10 @@ from charmemory.composition import App
 from charmemory.core.consolidation_answer import UnusableConsolidationError
 from charmemory.core.consolidation_prompt import DEFAULT_PROMPTS
 from charmemory.errors import ConflictError, NotFoundError
-from charmemory.formats.memory_file import MemoryBlock, parse_memory_file
+from charmemory.formats.memory_file import (
+    MemoryBlock,
+    parse_memory_file,
+)
 from charmemory.ports import ChatModel, Completion, ConsolidatedMemories
 from charmemory.services.consolidation import ConsolidationService
 from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace

@@ -12,7 +12,9 @@ import pytest
 from charmemory.adapters.extraction_state import ExtractionState
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.ports import ChatModel, Completion, NewMemories
 from charmemory.services.extraction import ExtractionService, UnusableAnswerError
 from tests.support.extraction_fixtures import (

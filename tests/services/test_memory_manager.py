@@ -9,7 +9,12 @@ from charmemory.composition import App
 from charmemory.core.bullet_length import MemoryTooLongError
 from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.errors import CharMemoryError, ConfigError, ConflictError, NotFoundError
-from charmemory.formats.memory_file import list_bullets, parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
+from charmemory.formats.memory_ids import (
+    list_bullets,
+)
 from charmemory.services.memory_access import MemoryChange, MemoryFileAccess
 from charmemory.services.memory_manager import MemoryManager
 from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace

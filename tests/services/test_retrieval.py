@@ -19,7 +19,9 @@ from charmemory.core.retrieval import (
     items_from_memory_file,
 )
 from charmemory.core.retrieval_settings import RetrievalSettings
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.ports import Embedder
 from charmemory.services.retrieval import RetrievalService
 from tests.support.word_hash_embedder import WordHashEmbedder

@@ -13,7 +13,9 @@ from charmemory.adapters.sqlite_db import migrate
 from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.core.retrieval_settings import MULTILINGUAL_MODEL, RetrievalSettings
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.services.retrieval import RetrievalService
 from tests.support.word_hash_embedder import WordHashEmbedder
 

@@ -9,7 +9,9 @@ import httpx
 
 from charmemory.adapters.workspace import Workspace
 from charmemory.composition import App
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from tests.api.conftest import role_play
 from tests.support.scripted_llm import RecordedRequest, Step, openai_completion
 from tests.support.word_hash_embedder import WordHashEmbedder

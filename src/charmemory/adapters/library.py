@@ -28,7 +28,9 @@ from charmemory.formats.chat import (
 from charmemory.formats.chat_name import CHAT_EXTENSION
 from charmemory.formats.group import Group, looks_like_group, parse_group
 from charmemory.formats.lorebook import parse_lorebook
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.ports import (
     Character,
     ChatRef,

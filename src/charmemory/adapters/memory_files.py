@@ -36,7 +36,10 @@ from charmemory.core.memory_history import (
     infer_cause,
 )
 from charmemory.errors import FormatError
-from charmemory.formats.memory_file import MemoryFile, parse_memory_file
+from charmemory.formats.memory_file import (
+    MemoryFile,
+    parse_memory_file,
+)
 from charmemory.formats.memory_legacy import detect_layout, migrate_legacy
 from charmemory.formats.memory_listing import FileListing, list_memory_file, list_memory_text
 from charmemory.ports import FileVersion, ListedMemories, LoadedMemories

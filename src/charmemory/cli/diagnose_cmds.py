@@ -9,7 +9,9 @@ import typer
 
 from charmemory.cli.application import app, state
 from charmemory.cli.retrieval_cmds import CharacterArg, ChatOption, unit
-from charmemory.formats.memory_file import stray_tag_warning
+from charmemory.formats.memory_file import (
+    stray_tag_warning,
+)
 
 if TYPE_CHECKING:
     from charmemory.core.chat.diagnostics import GenerationRecord

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from charmemory.formats.memory_file import MemoryFile, append_bullets
+from charmemory.formats.memory_file import (
+    MemoryFile,
+    append_bullets,
+)
 
 MERGED_BLOCK_CHARS = 2500
 

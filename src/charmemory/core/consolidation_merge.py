@@ -19,13 +19,15 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from charmemory.core.consolidation_answer import ProposedBlock
+from charmemory.formats.block_dates import (
+    parse_block_date,
+)
 from charmemory.formats.memory_file import (
     Bullet,
     FreeText,
     MemoryBlock,
     MemoryFile,
     delete_block,
-    parse_block_date,
     with_text,
 )
 

@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.formats.memory_file import MemoryFile
+from charmemory.formats.memory_file import (
+    MemoryFile,
+)
 
 _RANGE = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
 

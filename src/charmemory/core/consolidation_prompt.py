@@ -20,7 +20,10 @@ from charmemory.core.consolidation_plan import SourceBlock
 from charmemory.core.existing_memories import approx_tokens
 from charmemory.core.message_cleaning import neutralise_tags
 from charmemory.errors import ConfigError
-from charmemory.formats.memory_file import Bullet, MemoryBlock
+from charmemory.formats.memory_file import (
+    Bullet,
+    MemoryBlock,
+)
 
 CONSERVATIVE = "conservative"
 BALANCED = "balanced"

@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from charmemory.errors import CharMemoryError, NotFoundError
-from charmemory.formats.memory_file import MemoryBlock, MemoryFile
+from charmemory.formats.memory_file import (
+    MemoryBlock,
+    MemoryFile,
+)
 
 # Causes charmemory records; callers may name others.
 EXTRACTION = "extraction"

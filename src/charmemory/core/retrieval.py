@@ -26,7 +26,13 @@ from typing import Any
 
 from charmemory.core.chunking import ChunkSettings, chunks_of
 from charmemory.core.language import CJK
-from charmemory.formats.memory_file import MemoryBlock, MemoryFile, list_bullets
+from charmemory.formats.memory_file import (
+    MemoryBlock,
+    MemoryFile,
+)
+from charmemory.formats.memory_ids import (
+    list_bullets,
+)
 
 _TOPIC_TAG = re.compile(r"^\[(.+)\]$", re.DOTALL)
 _NEWLINES = re.compile(r"\n+")

@@ -23,12 +23,14 @@ from charmemory.formats.memory_file import (
     MemoryFile,
     attribute,
     block_entries,
-    ids_of_blocks,
     is_closing_line,
-    memory_ids,
     opening_attributes,
     stray_lines_warning,
     stray_tag_warning,
+)
+from charmemory.formats.memory_ids import (
+    ids_of_blocks,
+    memory_ids,
 )
 
 # Change it whenever parsing or `memory_id` would list the same bytes differently:

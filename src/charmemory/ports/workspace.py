@@ -11,7 +11,9 @@ if TYPE_CHECKING:
     from charmemory.formats.card import Card
     from charmemory.formats.chat import Chat, MessagePage
     from charmemory.formats.group import Group, GroupJoin
-    from charmemory.formats.memory_file import MemoryFile
+    from charmemory.formats.memory_file import (
+        MemoryFile,
+    )
     from charmemory.formats.memory_listing import FileListing
 
 

@@ -33,7 +33,9 @@ from charmemory.core.consolidation_prompt import (
 from charmemory.core.memory_history import CONSOLIDATION
 from charmemory.core.redaction import without_secrets
 from charmemory.errors import CharMemoryError, ConflictError, NotFoundError
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.ports import (
     ActivityRecorder,
     Character,

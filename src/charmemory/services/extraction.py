@@ -49,12 +49,14 @@ from charmemory.core.watermark import (
     reconcile_watermark,
 )
 from charmemory.errors import CharMemoryError, ConfigError
+from charmemory.formats.block_dates import (
+    format_block_date,
+)
 from charmemory.formats.chat import chat_fingerprints
 from charmemory.formats.memory_file import (
     append_block,
     append_bullets,
     build_block,
-    format_block_date,
 )
 from charmemory.ports import (
     ActivityRecorder,

@@ -21,10 +21,12 @@ from charmemory.core.watermark import (
     watermark_after_undo,
 )
 from charmemory.errors import CharMemoryError, FormatError, NotFoundError
+from charmemory.formats.block_dates import (
+    format_block_date,
+)
 from charmemory.formats.memory_file import (
     append_block,
     build_block,
-    format_block_date,
     parse_memory_file,
 )
 from charmemory.ports import (

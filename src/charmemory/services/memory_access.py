@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from charmemory.core.memory_location import MemoryLocation, memory_location
 from charmemory.errors import CharMemoryError
-from charmemory.formats.memory_file import MemoryFile
+from charmemory.formats.memory_file import (
+    MemoryFile,
+)
 from charmemory.ports import (
     Character,
     CharacterLibrary,

@@ -17,16 +17,20 @@ from typing import Any
 from charmemory.core.bullet_length import require_within_limit
 from charmemory.core.memory_history import ADD, DELETE, EDIT
 from charmemory.errors import CharMemoryError, StaleVersionError
+from charmemory.formats.block_dates import (
+    format_block_date,
+)
 from charmemory.formats.memory_file import (
     MemoryFile,
     append_block,
     build_block,
     delete_block,
     delete_bullet,
-    find_bullet,
-    format_block_date,
-    list_bullets,
     replace_bullet,
+)
+from charmemory.formats.memory_ids import (
+    find_bullet,
+    list_bullets,
 )
 from charmemory.ports import ActivityRecorder, ListedMemories, LoadedMemories
 from charmemory.services.memory_access import Located, MemoryFileAccess

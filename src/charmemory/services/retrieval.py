@@ -43,7 +43,9 @@ from charmemory.core.time_question import (
     block_day,
     read_time_question,
 )
-from charmemory.formats.memory_file import MemoryFile
+from charmemory.formats.memory_file import (
+    MemoryFile,
+)
 from charmemory.ports import (
     Embedder,
     IndexHit,

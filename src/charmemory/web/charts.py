@@ -15,7 +15,9 @@ from markupsafe import Markup, escape
 
 from charmemory.core.consolidation_merge import date_bounds
 from charmemory.core.narrator.presence import Presence
-from charmemory.formats.memory_file import parse_block_date
+from charmemory.formats.block_dates import (
+    parse_block_date,
+)
 from charmemory.web.templating import path_part
 
 AVATAR_HUES = 12

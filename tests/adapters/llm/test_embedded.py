@@ -33,7 +33,9 @@ from charmemory.core.consolidation_prompt import (
 from charmemory.core.model_settings import ModelSettings
 from charmemory.core.providers import EMBEDDED
 from charmemory.errors import ConfigError, NotFoundError
-from charmemory.formats.memory_file import parse_memory_file
+from charmemory.formats.memory_file import (
+    parse_memory_file,
+)
 from charmemory.ports import (
     FREE_TEXT,
     ChatMessage,
