@@ -327,12 +327,11 @@ class _Assembly:
             if used > budget and len(history) > deepest:
                 break
             message = chat.messages[seen.id]
-            role: Role = "user" if message.is_user else "assistant"
-            if message.role == "narrator":
-                role = "system"
-            text = self._named(
-                message.name, seen.text, message.role, message.data.get("force_avatar")
+            speaker = message.role
+            role: Role = (
+                "system" if speaker == "narrator" else "user" if speaker == "user" else "assistant"
             )
+            text = self._named(message.name, seen.text, speaker, message.data.get("force_avatar"))
             content = self.macros.substitute(text.replace("\r", ""))
             counted = self._counted(
                 PromptMessage(role, content, (section.CHAT_HISTORY,), ("chat",), message_id=seen.id)
