@@ -136,10 +136,9 @@ class Message:
         """SillyTavern tests `is_system` for truthiness; narrator lines may hold `""`."""
         return _js_truthy(self.data.get("is_system"))
 
-    @property
-    def is_hidden(self) -> bool:
-        """Left out of the prompt: SillyTavern builds it from messages with falsy `is_system`."""
-        return self.is_system
+    # Left out of the prompt: SillyTavern builds it from messages with falsy `is_system`.
+    # (The same property, not one calling the other: it is read for every message.)
+    is_hidden = is_system
 
     @property
     def send_date(self) -> Any:
@@ -154,14 +153,10 @@ class Message:
     def mes(self) -> str:
         return _text(self.data.get("mes"))
 
-    @property
-    def active_text(self) -> str:
-        """The text SillyTavern shows and prompts with.
-
-        That is `mes`: swiping copies the chosen swipe into `mes` and editing writes
-        `mes` first, so when `swipes[swipe_id]` disagrees, `mes` is what counts.
-        """
-        return self.mes
+    # The text SillyTavern shows and prompts with. That is `mes`: swiping copies the
+    # chosen swipe into `mes` and editing writes `mes` first, so when `swipes[swipe_id]`
+    # disagrees, `mes` is what counts. (The same property, read for every message.)
+    active_text = mes
 
     @property
     def extra(self) -> Mapping[str, Any]:

@@ -333,8 +333,13 @@ class _Assembly:
             )
             text = self._named(message.name, seen.text, speaker, message.data.get("force_avatar"))
             content = self.macros.substitute(text.replace("\r", ""))
-            counted = self._counted(
-                PromptMessage(role, content, (section.CHAT_HISTORY,), ("chat",), message_id=seen.id)
+            counted = PromptMessage(
+                role,
+                content,
+                (section.CHAT_HISTORY,),
+                ("chat",),
+                message_id=seen.id,
+                tokens=self._tokens_of(content, None),
             )
             used += counted.tokens
             history.append(counted)
@@ -410,7 +415,10 @@ class _Assembly:
         return replace(message, tokens=self._tokens(message))
 
     def _tokens(self, message: PromptMessage) -> int:
+        return self._tokens_of(message.content, message.name)
+
+    def _tokens_of(self, content: str, name: str | None) -> int:
         overhead = self.settings.tokens_per_message
-        if message.name:
+        if name:
             overhead += self.settings.tokens_per_name
-        return self.count(message.content) + overhead
+        return self.count(content) + overhead
