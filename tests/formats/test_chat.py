@@ -360,6 +360,24 @@ def test_lines_that_are_not_json_objects_are_refused(line: str, message: str) ->
     assert caught.value.line == 2
 
 
+@pytest.mark.parametrize(
+    "line",
+    ['{"mes":"a"}{"mes":"b"}', '{"mes":"a"}}', '{"mes":"a",}', '{"n":Infinity}', '{"mes":"a"'],
+)
+def test_a_line_holding_more_or_less_than_one_object_is_refused(line: str) -> None:
+    with pytest.raises(FormatError, match="not valid JSON") as caught:
+        parse_chat('{"user_name":"u"}\n' + line + '\n{"mes":"b"}')
+
+    assert caught.value.line == 2
+
+
+@pytest.mark.parametrize("line", [' {"mes":"a"}', '{"mes":"a"}\t ', '\t{"mes":"a"} '])
+def test_space_around_a_line_s_object_is_read_past(line: str) -> None:
+    chat = parse_chat('{"user_name":"u"}\n' + line)
+
+    assert [m.data for m in chat.messages] == [{"mes": "a"}]
+
+
 # --- reading messages -------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from charmemory.adapters.settings_store import SettingsStore
 from charmemory.adapters.workspace import Workspace
+from charmemory.core.settings.registry import in_group
 from charmemory.errors import ConfigError, NotFoundError
 from charmemory.services.settings import SettingsService
 from tests.support.extraction_fixtures import CHARACTER, make_app, make_workspace
@@ -33,6 +34,18 @@ def test_a_character_value_wins_over_the_workspace_value(settings: SettingsServi
     assert settings.extraction(CHARACTER).interval == 30
     settings.unset("extraction.interval")
     assert settings.extraction(CHARACTER).interval == 20
+
+
+def test_values_of_several_settings_are_each_setting_s_value(settings: SettingsService) -> None:
+    settings.set("world_info.scan_depth", "4")
+    settings.set("world_info.budget_percent", "40", character=CHARACTER)
+    wanted = in_group("world_info")
+
+    for character in (CHARACTER, None):
+        assert settings.values(wanted, character) == {
+            s.name: settings.value(s.name, character) for s in wanted
+        }
+    assert settings.values(wanted, CHARACTER)["world_info.budget_percent"] == 40
 
 
 def test_show_says_where_each_value_comes_from(settings: SettingsService) -> None:

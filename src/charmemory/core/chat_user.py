@@ -26,7 +26,7 @@ def chat_user_name(chat: Chat, *, persona: str | None = None) -> str:
     header = chat.header.named_user
     if header is not None:
         return header
-    names = [m.name for m in chat.messages if m.is_user and m.name.strip()]
+    names = [name for m in chat.messages if m.is_user and (name := m.name).strip()]
     if not names:
         return DEFAULT_USER_NAME
     counts = Counter(names)

@@ -125,7 +125,7 @@ class Message:
 
     @property
     def name(self) -> str:
-        return _str_or_none(self.data.get("name")) or ""
+        return _text(self.data.get("name"))
 
     @property
     def is_user(self) -> bool:
@@ -136,10 +136,9 @@ class Message:
         """SillyTavern tests `is_system` for truthiness; narrator lines may hold `""`."""
         return _js_truthy(self.data.get("is_system"))
 
-    @property
-    def is_hidden(self) -> bool:
-        """Left out of the prompt: SillyTavern builds it from messages with falsy `is_system`."""
-        return self.is_system
+    # Left out of the prompt: SillyTavern builds it from messages with falsy `is_system`.
+    # (The same property, not one calling the other: it is read for every message.)
+    is_hidden = is_system
 
     @property
     def send_date(self) -> Any:
@@ -152,16 +151,12 @@ class Message:
 
     @property
     def mes(self) -> str:
-        return _str_or_none(self.data.get("mes")) or ""
+        return _text(self.data.get("mes"))
 
-    @property
-    def active_text(self) -> str:
-        """The text SillyTavern shows and prompts with.
-
-        That is `mes`: swiping copies the chosen swipe into `mes` and editing writes
-        `mes` first, so when `swipes[swipe_id]` disagrees, `mes` is what counts.
-        """
-        return self.mes
+    # The text SillyTavern shows and prompts with. That is `mes`: swiping copies the
+    # chosen swipe into `mes` and editing writes `mes` first, so when `swipes[swipe_id]`
+    # disagrees, `mes` is what counts. (The same property, read for every message.)
+    active_text = mes
 
     @property
     def extra(self) -> Mapping[str, Any]:
@@ -184,9 +179,9 @@ class Message:
     @property
     def role(self) -> Role:
         """Who speaks: the user, the character, the narrator (`/sys`), or SillyTavern itself."""
-        kind = self.extra.get("type")
         if self.is_user:
             return "user"
+        kind = self.extra.get("type")
         if kind == "narrator":
             return "narrator"
         if isinstance(kind, str) and kind in _SYSTEM_MESSAGE_TYPES:
@@ -302,6 +297,9 @@ def chat_fingerprints(chat: Chat) -> list[str]:
 
 
 def _parse_line(line: str, number: int, source: str | None) -> dict[str, Any]:
+    found = _object_line(line)
+    if found is not None:
+        return found
     try:
         item = _DECODER.decode(line)
     except json.JSONDecodeError as error:
@@ -315,6 +313,22 @@ def _parse_line(line: str, number: int, source: str | None) -> dict[str, Any]:
             f"expected a JSON object, found {type(item).__name__}", source=source, line=number
         )
     return item
+
+
+def _object_line(line: str) -> dict[str, Any] | None:
+    """The object of a line that is one JSON object and nothing else, else None.
+
+    It is what `_DECODER.decode` reads, without its checks for space around the
+    value (a long chat has thousands of lines); a line this does not read, well
+    formed or not, is left to `decode`, which reads it or says why not.
+    """
+    if not (line.startswith("{") and line.endswith("}")):
+        return None
+    try:
+        item, end = _DECODER.scan_once(line, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    return item if end == len(line) else None
 
 
 def _is_header(line: str, number: int, source: str | None) -> bool:
@@ -345,6 +359,13 @@ def _real_name(value: str | None) -> str | None:
     if value is None or not value.strip() or value.strip().casefold() == _PLACEHOLDER_NAME:
         return None
     return value
+
+
+def _text(value: Any) -> str:
+    """`_str_or_none(value) or ""`, quickly for ASCII text: read for every message of a chat."""
+    if value.__class__ is str and value.isascii():
+        return value
+    return _str_or_none(value) or ""
 
 
 def _str_or_none(value: Any) -> str | None:

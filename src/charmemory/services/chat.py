@@ -152,7 +152,8 @@ class ChatService:
         else:
             loaded = self._library.load_chat(self._library.chat(character, chat_id))
             chat, ref = loaded.chat, loaded.ref
-        chat.append(user_message(self._preparer.persona(chat).name, text, self._clock()))
+        persona = self._preparer.persona(chat)
+        chat.append(user_message(persona.name, text, self._clock()))
         try:
             model = self._settings.model(character=character.name, require_model=False)
         except ConfigError:
@@ -164,6 +165,7 @@ class ChatService:
             model,
             group=ref.group.members if ref is not None and ref.group is not None else (),
             cast=self._turns.snapshot(ref, chat) if ref is not None else None,
+            persona=persona,
         )
         return {
             "messages": [{"role": m.role, "content": m.content} for m in prepared.messages],
@@ -195,7 +197,7 @@ class ChatService:
             loaded = self._library.load_chat(ref)
             persona = self._preparer.persona(loaded.chat)
             message = user_message(persona.name, text, self._clock())
-            return await self._turns.answer(loaded, message, on_delta, stop)
+            return await self._turns.answer(loaded, message, on_delta, stop, persona)
 
     async def generate(
         self,

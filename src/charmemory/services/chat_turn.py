@@ -21,6 +21,7 @@ from charmemory.core.chat import editing
 from charmemory.core.chat.diagnostics import GenerationRecord, bound_lorebooks, prompt_parts
 from charmemory.core.chat.messages import Generated, character_reply, in_group, iso_time
 from charmemory.core.narrator.stamps import CastSnapshot, stamp, unstamp
+from charmemory.core.prompt import Persona
 from charmemory.core.triggers import group_outcome
 from charmemory.errors import ConflictError
 from charmemory.formats.chat import Chat, Message
@@ -114,16 +115,19 @@ class TurnRunner:
         message: Message,
         on_delta: OnDelta | None,
         stop: asyncio.Event | None,
+        persona: Persona | None = None,
     ) -> Turn:
         """The user's ``message`` appended to the chat, then the character's reply; the
-        message is written while the model works, even when no reply could be made."""
+        message is written while the model works, even when no reply could be made.
+        ``persona``: `PromptPreparer.persona` of the chat, which the message sent under
+        its name leaves as it was, so the prompt need not work it out again."""
         if self._narrator is not None:
             self._narrator.stamp_sent(loaded.ref, loaded.chat, message)
         before = as_read(loaded.chat, 0)
         loaded.chat.append(message)
         saving = _PendingSave(lambda: self._write_sent(loaded, message, before))
         try:
-            return await self.run(loaded, "normal", on_delta, stop, saving)
+            return await self.run(loaded, "normal", on_delta, stop, saving, persona=persona)
         finally:
             await saving.settled()
 
@@ -136,10 +140,11 @@ class TurnRunner:
         saving: _PendingSave | None = None,
         *,
         batch: int | None = None,
+        persona: Persona | None = None,
     ) -> Turn:
         """A reply of ``kind`` to the chat as read (`normal` appends one; `swipe` and
         `continue` change the last); in a group round, replies drafted together share
-        ``batch``."""
+        ``batch``. ``persona``: the chat's, when the caller has it already."""
         character = loaded.ref.character
         group = loaded.ref.group
         location = self._locator.for_chat(character, loaded.ref)
@@ -154,6 +159,7 @@ class TurnRunner:
             kind="swipe" if kind == "swipe" else "continue" if kind == "continue" else "normal",
             group=group.members if group is not None else (),
             cast=cast,
+            persona=persona,
         )
         if saving is not None:
             saving.start()

@@ -76,18 +76,20 @@ class PromptPreparer:
         kind: GenerationType = "normal",
         group: tuple[str, ...] = (),
         cast: CastSnapshot | None = None,
+        persona: Persona | None = None,
     ) -> PreparedPrompt:
         """The prompt for the next reply to ``chat`` (as it stands: without a replaced reply).
 
         In a group chat, ``group`` names every member and ``character`` is the speaker.
         In a narrator chat, ``cast`` is the generation's snapshot of the active cast.
+        ``persona``: `persona(chat)` when the caller has it already.
         """
         timings: dict[str, float] = {}
         started = time.perf_counter()
         visible = tuple(prompt_messages(chat, kind))  # read once: retrieval and the prompt
         memories = await self._retrieve(location, query_texts(chat, visible), chat_day(chat))
         timings["retrieval_ms"] = _ms(started)
-        persona = self.persona(chat)
+        persona = persona or self.persona(chat)
         injection: Injection | None = memories.injection if memories else None
         request = PromptRequest(
             character.card,
@@ -100,7 +102,7 @@ class PromptPreparer:
             visible=visible,
         )
         step = time.perf_counter()
-        world_info = world_info_settings(self._values(WORLD_INFO_SETTINGS, character.name))
+        world_info = world_info_settings(self._settings.values(WORLD_INFO_SETTINGS, character.name))
         lore = self._lore.gather(character, chat, world_info, cast=cast)
         scores = await self._lore.vector_scores(
             lore, lore.candidates, _scan_text(request, world_info.scan_depth)
@@ -108,7 +110,7 @@ class PromptPreparer:
         timings["lore_ms"] = _ms(step)
         step = time.perf_counter()
         settings = prompt_settings(
-            self._values(PROMPT_SETTINGS, character.name),
+            self._settings.values(PROMPT_SETTINGS, character.name),
             context_size=model.context_size,
             response_length=model.max_tokens,
         )
@@ -134,9 +136,6 @@ class PromptPreparer:
         named = self._settings.origin("persona.name") != "default"
         name = self._settings.value("persona.name") if named else chat_user_name(chat)
         return Persona(name=str(name), description=description)
-
-    def _values(self, settings: tuple, character: str) -> dict:
-        return {s.name: self._settings.value(s.name, character) for s in settings}
 
     async def memories(
         self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"

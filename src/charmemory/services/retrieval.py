@@ -200,15 +200,18 @@ class RetrievalService:
         return await self._index.plan_sync(collection.name, items, embedder=embedder)
 
     def _embedder_for(
-        self, collection: Collection, items: Sequence[IndexItem] | None = None
+        self,
+        collection: Collection,
+        items: Sequence[IndexItem] | None = None,
+        settings: RetrievalSettings | None = None,
     ) -> Embedder:
         """The model a collection's items and queries are embedded with.
 
         Syncing decides from the items' language; a query follows what the
-        collection holds.
+        collection holds. ``settings``: the collection's, when already read.
         """
         multilingual = self._multilingual
-        choice = self.settings_for(collection).local_model
+        choice = (settings or self.settings_for(collection)).local_model
         if multilingual is None or choice == ENGLISH_MODEL:
             return self._embedder
         if choice == MULTILINGUAL_MODEL:
@@ -266,7 +269,9 @@ class RetrievalService:
         settings = self.settings_for(collection)
         query = build_query(messages, settings.query_messages)
         questions = [newest_message(messages)]
-        outcome = await self.retrieve_many(collection, [query], k, now=now, questions=questions)
+        outcome = await self._retrieve_many(
+            collection, settings, [query], k, record=True, now=now, questions=questions
+        )
         return outcome[0]
 
     async def retrieve_many(
@@ -285,6 +290,21 @@ class RetrievalService:
         (default: the query itself).
         """
         settings = self.settings_for(collection)
+        return await self._retrieve_many(
+            collection, settings, queries, k, record=record, now=now, questions=questions
+        )
+
+    async def _retrieve_many(
+        self,
+        collection: Collection,
+        settings: RetrievalSettings,
+        queries: Sequence[str],
+        k: int | None,
+        *,
+        record: bool,
+        now: date | None,
+        questions: Sequence[str] | None,
+    ) -> list[Retrieval]:
         asked = [query.strip() for query in queries]
         times = [
             read_time_question(text, now) if settings.time_questions and text.strip() else None
@@ -293,7 +313,7 @@ class RetrievalService:
         anchors = [t.anchor for t in times if t is not None and t.anchor]
         embedded = {query: leading_words(query, settings.query_vector_words) for query in asked}
         wanted = [embedded[query] for query in asked if query] + anchors
-        embedder = self._embedder_for(collection)
+        embedder = self._embedder_for(collection, settings=settings)
         vector_of = await self._query_vectors(embedder, wanted)
         top_k = k or settings.retrieved
         pool = max(settings.candidates, top_k)

@@ -8,7 +8,7 @@ the default; model settings can also come from flags and `CHARMEMORY_*` variable
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -98,6 +98,10 @@ class SettingsService:
 
     def retrieval(self, character: str | None = None) -> RetrievalSettings:
         return retrieval_from_values(self._values(in_group("retrieval"), character))
+
+    def values(self, settings: Iterable[Setting], character: str | None = None) -> dict[str, Any]:
+        """The values of ``settings`` by name, as `value` gives each, read from the store once."""
+        return self._values(list(settings), character)
 
     def value(self, name: str, character: str | None = None) -> Any:
         setting = setting_named(name)

@@ -327,15 +327,19 @@ class _Assembly:
             if used > budget and len(history) > deepest:
                 break
             message = chat.messages[seen.id]
-            role: Role = "user" if message.is_user else "assistant"
-            if message.role == "narrator":
-                role = "system"
-            text = self._named(
-                message.name, seen.text, message.role, message.data.get("force_avatar")
+            speaker = message.role
+            role: Role = (
+                "system" if speaker == "narrator" else "user" if speaker == "user" else "assistant"
             )
+            text = self._named(message.name, seen.text, speaker, message.data.get("force_avatar"))
             content = self.macros.substitute(text.replace("\r", ""))
-            counted = self._counted(
-                PromptMessage(role, content, (section.CHAT_HISTORY,), ("chat",), message_id=seen.id)
+            counted = PromptMessage(
+                role,
+                content,
+                (section.CHAT_HISTORY,),
+                ("chat",),
+                message_id=seen.id,
+                tokens=self._tokens_of(content, None),
             )
             used += counted.tokens
             history.append(counted)
@@ -411,7 +415,10 @@ class _Assembly:
         return replace(message, tokens=self._tokens(message))
 
     def _tokens(self, message: PromptMessage) -> int:
+        return self._tokens_of(message.content, message.name)
+
+    def _tokens_of(self, content: str, name: str | None) -> int:
         overhead = self.settings.tokens_per_message
-        if message.name:
+        if name:
             overhead += self.settings.tokens_per_name
-        return self.count(message.content) + overhead
+        return self.count(content) + overhead

@@ -113,8 +113,9 @@ class MacroContext:
         """`text` with its macros replaced; `original` is what `{{original}}` stands for."""
         if not text:
             return ""
-        for pattern, name in _LEGACY:
-            text = pattern.sub(_literal(getattr(self, name)), text)
+        if "<" in text:  # every legacy tag opens with one
+            for pattern, name in _LEGACY:
+                text = pattern.sub(_literal(getattr(self, name)), text)
         if "{{" not in text:
             return text
         text = _ROLL.sub(self._roll, text)

@@ -97,10 +97,10 @@ class ScanBuffer:
 
     def __init__(self, context: ScanContext, settings: WorldInfoSettings) -> None:
         self._settings = settings
-        newest = list(reversed(context.messages))[:MAX_SCAN_DEPTH]
-        self._messages = [
-            (_message_label(message), _scan_line(message, settings)) for message in newest
-        ]
+        self._newest = context.messages[::-1][:MAX_SCAN_DEPTH]
+        # (label, scan line) of the newest messages, newest first, read only as deep as asked:
+        # a long chat's older messages matter only to an entry that scans that deep.
+        self._messages: list[tuple[str, str]] = []
         self._fields = list(zip(FIELD_LABELS, context.fields.texts(), strict=True))
         self._injections = [(label, text) for label, text in context.injections if text]
         self._recursion: list[list[tuple[str, str]]] = []
@@ -166,7 +166,7 @@ class ScanBuffer:
     def _chunks(self, depth: int, flags: tuple[bool, ...], recursion: bool) -> tuple[str, ...]:
         if depth <= 0:
             return ()
-        chunks = [text for _, text in self._messages[:depth]]
+        chunks = [text for _, text in self._newest_read(depth)]
         chunks += [
             text for (_, text), wanted in zip(self._fields, flags, strict=True) if wanted and text
         ]
@@ -180,7 +180,7 @@ class ScanBuffer:
     ) -> list[tuple[str, str]]:
         if depth <= 0:
             return []
-        parts = list(self._messages[:depth])
+        parts = self._newest_read(depth)
         parts += [
             field for field, wanted in zip(self._fields, flags, strict=True) if wanted and field[1]
         ]
@@ -188,6 +188,12 @@ class ScanBuffer:
         if recursion:
             parts += [part for step in self._recursion for part in step]
         return parts
+
+    def _newest_read(self, depth: int) -> list[tuple[str, str]]:
+        """(label, scan line) of the ``depth`` newest messages, newest first."""
+        for message in self._newest[len(self._messages) : depth]:
+            self._messages.append((_message_label(message), _scan_line(message, self._settings)))
+        return self._messages[:depth]
 
 
 def _scan_line(message: ScanMessage, settings: WorldInfoSettings) -> str:
