@@ -58,6 +58,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.extraction_json import EXAMPLE_JSON, SYSTEM_JSON, facts_as_bullets, facts_format
 from bench.extraction_scoring import (
     Excerpt,
     Score,
@@ -139,6 +140,7 @@ class Candidate:
     style: CompactStyle | None  # None: the default prompt as sent
     repeat_penalty: float = 1.0
     saved: int = 0  # memories shown as already saved (from bench/data/memories)
+    json_facts: bool = False  # one JSON object per fact (bench/extraction_json.py)
 
 
 CANDIDATES = [
@@ -170,6 +172,20 @@ CANDIDATES = [
         QWEN_1_5B,
         CompactStyle(name_pronouns=True, rules=SYSTEM_V2),
         1.1,
+    ),
+    *(
+        Candidate(
+            f"1.5B, {chat}one JSON object per fact, repeat penalty {penalty}",
+            QWEN_1_5B,
+            CompactStyle(name_pronouns=names, rules=SYSTEM_JSON, example_answer=EXAMPLE_JSON),
+            penalty,
+            json_facts=True,
+        )
+        for chat, names, penalty in (
+            ("", False, 1.1),
+            ("", False, 1.0),
+            ("names for I and you, ", True, 1.1),
+        )
     ),
 ]
 
@@ -354,10 +370,14 @@ async def answer(
         prompt_for(candidate, excerpt, saved),
         max_tokens=SETTINGS.max_response_tokens,
         temperature=TEMPERATURE,
-        answer_format=wanted(excerpt),
+        answer_format=facts_format(SETTINGS.max_bullets)
+        if candidate.json_facts
+        else wanted(excerpt),
     )
+    json_answer = {"json": completion.text} if candidate.json_facts else {}
     return {
-        "text": completion.text,
+        "text": facts_as_bullets(completion.text) if candidate.json_facts else completion.text,
+        **json_answer,
         "finish_reason": completion.finish_reason,
         "saved": saved,
         "seconds": round(time.perf_counter() - started, 1),
