@@ -58,6 +58,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.extraction_json import EXAMPLE_JSON, SYSTEM_JSON, facts_as_bullets, facts_format
 from bench.extraction_scoring import (
     Excerpt,
     Score,
@@ -65,6 +66,7 @@ from bench.extraction_scoring import (
     score_answer,
     wilson,
 )
+from bench.extraction_second_look import second_look
 from bench.results import write_section
 from charmemory.adapters.llm.embedded import (
     EmbeddedModel,
@@ -139,6 +141,8 @@ class Candidate:
     style: CompactStyle | None  # None: the default prompt as sent
     repeat_penalty: float = 1.0
     saved: int = 0  # memories shown as already saved (from bench/data/memories)
+    json_facts: bool = False  # one JSON object per fact (bench/extraction_json.py)
+    second_look: bool = False  # a second pass (bench/extraction_second_look.py)
 
 
 CANDIDATES = [
@@ -170,6 +174,23 @@ CANDIDATES = [
         QWEN_1_5B,
         CompactStyle(name_pronouns=True, rules=SYSTEM_V2),
         1.1,
+    ),
+    *(
+        Candidate(
+            f"1.5B, {chat}one JSON object per fact, repeat penalty 1.1",
+            QWEN_1_5B,
+            CompactStyle(name_pronouns=names, rules=SYSTEM_JSON, example_answer=EXAMPLE_JSON),
+            1.1,
+            json_facts=True,
+        )
+        for chat, names in (("", False), ("names for I and you, ", True))
+    ),
+    Candidate(
+        "1.5B, compact prompt, a second look, repeat penalty 1.1",
+        QWEN_1_5B,
+        TODAYS_STYLE,
+        1.1,
+        second_look=True,
     ),
 ]
 
@@ -350,20 +371,40 @@ async def answer(
 ) -> dict:
     saved = saved_memories(candidate, position, excerpt)
     started, cpu = time.perf_counter(), time.process_time()
+    prompt = prompt_for(candidate, excerpt, saved)
     completion = await model.complete(
-        prompt_for(candidate, excerpt, saved),
+        prompt,
         max_tokens=SETTINGS.max_response_tokens,
         temperature=TEMPERATURE,
-        answer_format=wanted(excerpt),
+        answer_format=facts_format(SETTINGS.max_bullets)
+        if candidate.json_facts
+        else wanted(excerpt),
     )
+    text = facts_as_bullets(completion.text) if candidate.json_facts else completion.text
+    kept: dict = {"json": completion.text} if candidate.json_facts else {}
+    prompt_tokens = completion.usage.prompt_tokens or 0
+    completion_tokens = completion.usage.completion_tokens or 0
+    if candidate.second_look:
+        kept["first"] = text
+        text, added, written = await second_look(
+            model,
+            prompt,
+            completion,
+            wanted(excerpt),
+            max_tokens=SETTINGS.max_response_tokens,
+            temperature=TEMPERATURE,
+        )
+        prompt_tokens += added
+        completion_tokens += written
     return {
-        "text": completion.text,
+        "text": text,
+        **kept,
         "finish_reason": completion.finish_reason,
         "saved": saved,
         "seconds": round(time.perf_counter() - started, 1),
         "cpu_seconds": round(time.process_time() - cpu, 1),
-        "prompt_tokens": completion.usage.prompt_tokens or 0,
-        "completion_tokens": completion.usage.completion_tokens or 0,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
     }
 
 

@@ -83,6 +83,8 @@ class CompactStyle:
     # "I" and "you" in the chat written as the speakers' names (core/pronoun_names.py).
     name_pronouns: bool = False
     rules: str = SYSTEM
+    # The worked example's answer, in the format the rules ask for.
+    example_answer: str = EXAMPLE_ANSWER
 
 
 DEFAULT_STYLE = CompactStyle()
@@ -143,7 +145,7 @@ def compact_prompt(
         example_request = _example_request(name_pronouns(EXAMPLE_CHAT, "Bram", "Ivy"))
     sections.append(f"<chat_messages>\n{chat}\n</chat_messages>")
     example = (
-        [ChatMessage("user", example_request), ChatMessage("assistant", EXAMPLE_ANSWER)]
+        [ChatMessage("user", example_request), ChatMessage("assistant", style.example_answer)]
         if style.worked_example
         else []
     )
