@@ -276,3 +276,21 @@ async def test_a_turn_that_fails_keeps_the_users_message(ws: Workspace, failing:
         await app.chat.send(CHARACTER, "Anyone there?")
     said = [m.mes for m in parse_chat(chat_file(ws).read_text(encoding="utf-8")).messages]
     assert said[-1] == "Anyone there?"
+
+
+async def test_a_new_chat_calls_the_user_what_the_characters_last_chat_did(ws: Workspace) -> None:
+    model = replying("Aye.", "Welcome back.", "Hello.")
+    app = app_with(ws, model)
+    app.settings.set("persona.name", "Alex")
+    await app.chat.send(CHARACTER, "When do we sail?")
+    app.settings.unset("persona.name")  # no persona: the chats say who the user is
+
+    await app.chat.send(CHARACTER, "I'm back.", new=True)
+
+    users = [m.name for m in app.chat.open_chat(CHARACTER).chat.messages if m.is_user]
+    assert users == ["Alex"]
+    assert "Welcome aboard, Alex." in "\n".join(m.content for m in model.requests[-1].messages)
+    app.settings.set("persona.name", "Bea")  # a persona set wins over every chat
+    await app.chat.send(CHARACTER, "Hi.", new=True)
+    users = [m.name for m in app.chat.open_chat(CHARACTER).chat.messages if m.is_user]
+    assert users == ["Bea"]

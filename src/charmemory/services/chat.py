@@ -17,7 +17,9 @@ from typing import Any
 from charmemory.core.chat import editing
 from charmemory.core.chat.diagnostics import GenerationRecord
 from charmemory.core.chat.messages import greeting, new_chat_header, user_message
+from charmemory.core.chat_user import named_chat_user
 from charmemory.core.model_settings import ModelSettings
+from charmemory.core.prompt.request import Persona
 from charmemory.errors import CharMemoryError, ConfigError, NotFoundError
 from charmemory.formats.chat import Chat, MessagePage
 from charmemory.formats.chat_name import chat_file_name
@@ -48,6 +50,9 @@ from charmemory.services.settings import SettingsService
 
 # What other modules import from here (the turn's values are defined in `chat_turn`).
 __all__ = ["STOPPED", "ChatService", "Kind", "OnDelta", "Turn"]
+
+# A new chat's user takes their name from the newest of this many other chats.
+_CHATS_ASKED_FOR_A_NAME = 5
 
 
 class ChatService:
@@ -152,7 +157,7 @@ class ChatService:
         else:
             loaded = self._library.load_chat(self._library.chat(character, chat_id))
             chat, ref = loaded.chat, loaded.ref
-        persona = self._preparer.persona(chat)
+        persona = self._persona(character, chat, ref.id if ref is not None else None)
         chat.append(user_message(persona.name, text, self._clock()))
         try:
             model = self._settings.model(character=character.name, require_model=False)
@@ -195,9 +200,25 @@ class ChatService:
         ref = self.chat_ref(character_name, chat_id, new=new)
         async with self.chat_lock(ref):
             loaded = self._library.load_chat(ref)
-            persona = self._preparer.persona(loaded.chat)
+            persona = self._persona(ref.character, loaded.chat, ref.id)
             message = user_message(persona.name, text, self._clock())
             return await self._turns.answer(loaded, message, on_delta, stop, persona)
+
+    def _persona(self, character: Character, chat: Chat, chat_id: str | None) -> Persona:
+        """`PromptPreparer.persona`; a chat that names nobody yet (a new one) takes the
+        name the user goes by in the newest of the character's other chats that names
+        them (of the last few: each is read to find out)."""
+
+        def known_as() -> str | None:
+            others = [c for c in self._library.chats(character) if c.id != chat_id]
+            for other in reversed(others[-_CHATS_ASKED_FOR_A_NAME:]):
+                if other.group is None:
+                    found = named_chat_user(self._library.load_chat(other).chat)
+                    if found is not None:
+                        return found
+            return None
+
+        return self._preparer.persona(chat, known_as=known_as)
 
     async def generate(
         self,

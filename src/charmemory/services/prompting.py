@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from charmemory.core.chat_query import query_messages, query_texts
-from charmemory.core.chat_user import chat_user_name
+from charmemory.core.chat_user import DEFAULT_USER_NAME, named_chat_user
 from charmemory.core.injection import Injection
 from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.model_settings import ModelSettings
@@ -129,13 +129,19 @@ class PromptPreparer:
         messages = [ChatMessage(m.role, m.content) for m in built.prompt.messages]
         return PreparedPrompt(messages, built, lore, memories, model, persona, timings)
 
-    def persona(self, chat: Chat) -> Persona:
-        """Who the user plays in ``chat``: the persona set, else the chat's user."""
+    def persona(self, chat: Chat, *, known_as: Callable[[], str | None] | None = None) -> Persona:
+        """Who the user plays in ``chat``: the persona set, else the chat's user.
+
+        ``known_as``: where to look when neither names them (a new chat: the name the
+        user goes by in the character's other chats), asked only then.
+        """
         description = str(self._settings.value("persona.description") or "")
         # A persona the user named wins; otherwise the name the chat's user goes by.
-        named = self._settings.origin("persona.name") != "default"
-        name = self._settings.value("persona.name") if named else chat_user_name(chat)
-        return Persona(name=str(name), description=description)
+        if self._settings.origin("persona.name") != "default":
+            name = str(self._settings.value("persona.name"))
+        else:
+            name = named_chat_user(chat) or (known_as and known_as()) or DEFAULT_USER_NAME
+        return Persona(name=name, description=description)
 
     async def memories(
         self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
