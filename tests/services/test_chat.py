@@ -294,3 +294,18 @@ async def test_a_new_chat_calls_the_user_what_the_characters_last_chat_did(ws: W
     await app.chat.send(CHARACTER, "Hi.", new=True)
     users = [m.name for m in app.chat.open_chat(CHARACTER).chat.messages if m.is_user]
     assert users == ["Bea"]
+
+
+async def test_an_unreadable_old_chat_does_not_stop_a_new_one(ws: Workspace) -> None:
+    model = replying("Aye.", "Welcome back.")
+    app = app_with(ws, model)
+    app.settings.set("persona.name", "Alex")
+    await app.chat.send(CHARACTER, "When do we sail?")
+    app.settings.unset("persona.name")
+    broken = ws.chats_dir / CHARACTER / f"{CHARACTER} - 2026-03-02@09h00m00s.jsonl"
+    broken.write_bytes(b'{"chat_metadata": {}}\n\xff\xfe not json <script>\n')
+
+    turn = await app.chat.send(CHARACTER, "I'm back.", new=True)
+
+    users = [m.name for m in app.chat.open_chat(CHARACTER, turn.chat).chat.messages if m.is_user]
+    assert users == ["Alex"]  # the readable chat before the broken one still names them

@@ -212,10 +212,14 @@ class ChatService:
         def known_as() -> str | None:
             others = [c for c in self._library.chats(character) if c.id != chat_id]
             for other in reversed(others[-_CHATS_ASKED_FOR_A_NAME:]):
-                if other.group is None:
+                if other.group is not None:
+                    continue
+                try:
                     found = named_chat_user(self._library.load_chat(other).chat)
-                    if found is not None:
-                        return found
+                except CharMemoryError:
+                    continue  # an unreadable old chat names nobody; this chat still goes on
+                if found is not None:
+                    return found
             return None
 
         return self._preparer.persona(chat, known_as=known_as)
