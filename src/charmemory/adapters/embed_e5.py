@@ -30,7 +30,8 @@ from charmemory.adapters.q4_encoder import Encoder, SentencePieceTokenizer, load
 
 # OpenBLAS starts one thread per core for every product. A query's products are
 # small, and on 2 busy cores its threads spin waiting for each other: a 27-token
-# query took 578 ms with them and 72 ms with one thread (bench/RESULTS.md).
+# query took 578 ms with them and 72 ms with one thread, once, at a load of about 3; the
+# latency bench's multilingual queries went from 1-6 s to tens of ms (bench/RESULTS.md).
 _BLAS_THREADS = 1
 
 DIMENSIONS = 384
