@@ -36,6 +36,7 @@ class Query:
     answers: tuple[str, ...]  # item ids
     now: date | None = None  # the day the question is asked, for "yesterday", "last week"
     language: str = "en"
+    messages: tuple[str, ...] = ()  # a chat query's messages, oldest first
 
 
 def memory_folder(language: str = "en") -> Path:
@@ -70,7 +71,10 @@ def load_labelled(
         text = raw.get("query") or build_query(raw["messages"])
         now = date.fromisoformat(raw["now"]) if "now" in raw else None
         language_of = raw.get("language", "en")
-        queries.append(Query(raw["character"], raw["kind"], text, tuple(answers), now, language_of))
+        messages = tuple(raw.get("messages", ()))
+        queries.append(
+            Query(raw["character"], raw["kind"], text, tuple(answers), now, language_of, messages)
+        )
     return items, files, queries
 
 

@@ -56,6 +56,7 @@ from charmemory.core.retrieval import (
     Collection,
     EmbeddingContext,
     MemoryItem,
+    chat_query_parts,
     collection_name,
     dedupe_key,
     items_from_memory_file,
@@ -287,13 +288,44 @@ def chunk_collection(character: str) -> Collection:
     return Collection(collection_name(character, chunks=True), character, chunks=True)
 
 
-# How much of a long chat query is embedded: the new default's cut, and today's whole query.
-LONG_QUERY_VECTORS = {
-    f"first {RetrievalSettings().query_vector_words} words embedded (new default)": (
-        RetrievalSettings().query_vector_words
-    ),
-    "whole query embedded (today's default)": 100_000,
-}
+# How a long chat query's vector is made: each message apart, added (the new default),
+# measured when only the user's message is new (in a chat, the reply's vector was made
+# when the reply was written) and when both are; and both messages' first words together.
+WORDS = RetrievalSettings().query_vector_words
+LONG_QUERY_VECTORS = (
+    "each message embedded apart, the reply's vector made when it was written "
+    "(new default, a chat turn)",
+    "each message embedded apart, both new (new default, a first request)",
+    f"first {WORDS} words of both messages together (today's default)",
+)
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    """How one query is embedded: texts embedded as it is asked, and texts embedded before."""
+
+    text: str  # what BM25 reads
+    asked: tuple[tuple[str, float], ...]  # (text, weight) embedded at query time
+    ready: tuple[tuple[str, float], ...] = ()  # (text, weight) whose vectors were made before
+
+
+def text_plan(text: str) -> VectorPlan:
+    """A question's plan: its first words embedded as it is asked."""
+    return VectorPlan(text, ((leading_words(text, WORDS), 1.0),))
+
+
+def long_query_plans(mode: str, queries: list[Query]) -> list[VectorPlan]:
+    plans = []
+    for query in queries:
+        parts = tuple(chat_query_parts(query.messages, 2, WORDS))
+        if mode == LONG_QUERY_VECTORS[0]:
+            plans.append(VectorPlan(query.text, parts[:1], parts[1:]))
+        elif mode == LONG_QUERY_VECTORS[1]:
+            plans.append(VectorPlan(query.text, parts))
+        else:
+            plans.append(text_plan(query.text))
+    return plans
+
 
 # ---- scale ---------------------------------------------------------------------
 
@@ -420,7 +452,8 @@ async def query_latency(
     first = (time.perf_counter() - start) * 1000
     latency = Latency(first, [], [], [], {k: [] for k in RANKINGS}, [])
     for _ in range(ROUNDS):
-        embedding, search = await searches(embedder, index, collection, queries[1:])
+        plans = [text_plan(query) for query in queries[1:]]
+        embedding, search = await searches(embedder, index, collection, plans)
         latency.embedding += embedding
         latency.search += search
         latency.rounds.append([e + s for e, s in zip(embedding, search, strict=True)])
@@ -437,24 +470,25 @@ async def query_latency(
 
 
 async def searches(
-    embedder: OnnxEmbedder,
-    index: SqliteIndex,
-    collection: str,
-    queries: list[str],
-    words: int = RetrievalSettings().query_vector_words,
+    embedder: OnnxEmbedder, index: SqliteIndex, collection: str, plans: list[VectorPlan]
 ) -> tuple[list[float], list[float]]:
     """Per query, ms of its embedding and of hybrid search + fusion, as the service does them.
 
-    As the service does, only the query's first ``words`` words are embedded (today's
-    default before the cut embedded the whole query: pass a count above its length).
+    The vectors of a plan's ``ready`` texts are made first, untimed, as a chat makes
+    them when a message is written.
     """
+    ready = {text for plan in plans for text, _ in plan.ready}
+    made = dict(zip(ready, await embedder.embed(list(ready)), strict=True)) if ready else {}
     embedding: list[float] = []
     search: list[float] = []
-    for query in queries:
+    for plan in plans:
         start = time.perf_counter()
-        vector = (await embedder.embed([leading_words(query, words)]))[0]
+        vectors = await embedder.embed([text for text, _ in plan.asked])
+        total = sum(w * v for (_, w), v in zip(plan.asked, vectors, strict=True))
+        total = total + sum(w * made[text] for text, w in plan.ready)
+        vector = total / np.linalg.norm(total)
         embedded = time.perf_counter()
-        select(await index.search(collection, query, vector, POOL), DEFAULT_FUSION, top_k=5)
+        select(await index.search(collection, plan.text, vector, POOL), DEFAULT_FUSION, top_k=5)
         embedding.append((embedded - start) * 1000)
         search.append((time.perf_counter() - embedded) * 1000)
     return embedding, search
@@ -553,7 +587,7 @@ def spread(values: list[float]) -> str:
 async def scale(
     embedder: OnnxEmbedder,
     queries: list[str],
-    long_queries: list[str],
+    long_queries: list[Query],
     folder: Path,
     sizes: list[int],
 ) -> list[str]:
@@ -603,8 +637,9 @@ async def scale(
             f"{percentile(latency.scored, 95):,.0f} |"
         )
         short_p95 = latency.median_round(95)
-        for label, words in LONG_QUERY_VECTORS.items():
-            embedding, search = await searches(embedder, index, "bench", long_queries * 2, words)
+        for label in LONG_QUERY_VECTORS:
+            plans = long_query_plans(label, long_queries)
+            embedding, search = await searches(embedder, index, "bench", plans * 2)
             total = [e + s for e, s in zip(embedding, search, strict=True)]
             long_lines.append(
                 f"- {size:,} bullets, the {len(long_queries)} long chat queries (each twice), "
@@ -701,29 +736,39 @@ def multilingual_queries() -> list[str]:
         embedder = E5Embedder()
     except ModelNotInstalledError:
         return ["multilingual-e5-small is not installed: its query times are not measured."]
-    words = RetrievalSettings().query_vector_words
     rows = [
         "Query embedding with multilingual-e5-small (numpy, 4-bit weights expanded to "
-        f"float32), the Chinese and Russian labelled queries cut to {words} words as the "
-        "service does (a CJK character counts as a word), each twice:",
+        f"float32), the Chinese and Russian labelled queries cut to {WORDS} words as the "
+        "service does (a CJK character counts as a word; a chat query's messages each), "
+        "each twice:",
         "",
         "| queries | n | embedding p50 / p95 ms |",
         "|---|---|---|",
     ]
     for language in ("zh", "ru"):
         _, _, queries = load_labelled(language)
-        for label, chosen in (
-            ("questions and short chats", [q for q in queries if q.kind != "long chat"]),
-            ("long chats", [q for q in queries if q.kind == "long chat"]),
+        chats = [q for q in queries if q.kind == "long chat"]
+        for label, embedded in (
+            (
+                "questions and short chats",
+                [[leading_words(q.text, WORDS)] for q in queries if q.kind != "long chat"],
+            ),
+            (
+                "long chats, the user's message (a chat turn)",
+                [[text for text, _ in chat_query_parts(q.messages, 2, WORDS)[:1]] for q in chats],
+            ),
+            (
+                "long chats, both messages (a first request)",
+                [[text for text, _ in chat_query_parts(q.messages, 2, WORDS)] for q in chats],
+            ),
         ):
-            texts = [leading_words(q.text, words) for q in chosen]
-            embedder.embed_blocking(texts[:1])
+            embedder.embed_blocking(embedded[0])
             times = []
-            for text in texts * 2:
+            for texts in embedded * 2:
                 start = time.perf_counter()
-                embedder.embed_blocking([text])
+                embedder.embed_blocking(texts)
                 times.append((time.perf_counter() - start) * 1000)
-            rows.append(f"| {language} {label} | {len(chosen)} | {spread(times)} |")
+            rows.append(f"| {language} {label} | {len(embedded)} | {spread(times)} |")
     return rows
 
 
@@ -734,7 +779,7 @@ async def latency(args: argparse.Namespace) -> list[str]:
     embedder = OnnxEmbedder(installed, intra_op_threads=args.threads)
     _, files, queries = load_labelled()
     sample = [q.text for q in queries if q.kind != "long chat"] * 2
-    long_sample = [q.text for q in queries if q.kind == "long chat"]
+    long_sample = [q for q in queries if q.kind == "long chat"]
     with tempfile.TemporaryDirectory() as tmp:
         lines = await scale(embedder, sample, long_sample, Path(tmp), args.sizes)
     lines += ["", *query_lengths(embedder, files), "", *multilingual_queries()]
@@ -742,7 +787,7 @@ async def latency(args: argparse.Namespace) -> list[str]:
         f"Run `PYTHONPATH=src .venv/bin/python bench/retrieval.py --latency-only`: "
         f"{args.threads} onnxruntime threads, model {MINILM_L6_V2_INT8.name}, "
         f"{len(sample) // 2} questions and short chat queries and {len(long_sample)} long chat "
-        f"queries; a query's vector is its first {RetrievalSettings().query_vector_words} words.",
+        f"queries; a query's vector is its first {WORDS} words (a chat query's: each message's).",
         "",
         *lines,
         "",
@@ -838,7 +883,7 @@ async def run(args: argparse.Namespace) -> list[str]:
         print(f"quality done in {time.perf_counter() - started:.0f} s", flush=True)
         lines += ["", "### Latency, build throughput and edit cost", ""]
         sample = [q.text for q in queries if q.kind != "long chat"] * 2
-        long_sample = [q.text for q in queries if q.kind == "long chat"]
+        long_sample = [q for q in queries if q.kind == "long chat"]
         lines += await scale(embedder, sample, long_sample, folder, args.sizes)
         lines += ["", *query_lengths(embedder, files), "", *multilingual_queries()]
     lines += [

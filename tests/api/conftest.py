@@ -34,6 +34,7 @@ class Served:
     app: App
     ws: Workspace
     upstream: ScriptedLLMServer
+    embedder: WordHashEmbedder | None = None  # the app's, when the test made it
 
     def chat_requests(self) -> list[RecordedRequest]:
         """The upstream requests that were chats (not extraction calls)."""
@@ -64,11 +65,12 @@ def role_play(request: RecordedRequest) -> Step:
 def served(tmp_path, llm_server: ScriptedLLMServer) -> Iterator[Served]:
     ws = Workspace.create(tmp_path / "ws")
     write_card(ws)
-    app = App(ws, env={}, embedder=WordHashEmbedder(), index_for_extraction=True)
+    embedder = WordHashEmbedder()
+    app = App(ws, env={}, embedder=embedder, index_for_extraction=True)
     use_upstream(app, llm_server.base_url)
     llm_server.respond_always(role_play)
     with serving(lambda: app) as url:
-        yield Served(url, app, ws, llm_server)
+        yield Served(url, app, ws, llm_server, embedder)
 
 
 def events(text: str) -> list[tuple[str, Any]]:

@@ -61,6 +61,28 @@ def test_the_openai_client_chats_and_memories_reach_the_upstream(served: Served)
     ]
 
 
+def test_a_recorded_reply_is_embedded_before_the_next_request_asks(served: Served) -> None:
+    plant_memory(served)
+    client = OpenAI(base_url=f"{served.url}/characters/{CHARACTER}/v1", api_key="unused")
+    client.chat.completions.create(model="scripted-model", messages=messages())
+    assert served.embedder is not None
+    deadline = time.monotonic() + 5
+    while ["Reply to 4 messages."] not in served.embedder.calls:  # embedded after the answer
+        assert time.monotonic() < deadline, served.embedder.calls
+        time.sleep(0.01)
+    served.embedder.calls.clear()
+
+    follow_up = [
+        *messages(),
+        {"role": "assistant", "content": "Reply to 4 messages."},
+        {"role": "user", "content": "And her brother?"},
+    ]
+    client.chat.completions.create(model="scripted-model", messages=follow_up)
+
+    # The query is both messages; only the new one is embedded as it is asked.
+    assert served.embedder.calls[0] == ["And her brother?"]
+
+
 def test_the_openai_client_streams_with_the_usage_block(served: Served) -> None:
     client = OpenAI(base_url=f"{served.url}/characters/{CHARACTER}/v1", api_key="unused")
     chunks = list(

@@ -1,3 +1,5 @@
+import pytest
+
 from charmemory.core.chunking import ChunkSettings, chunk_file
 from charmemory.core.retrieval import (
     EmbeddingContext,
@@ -128,3 +130,19 @@ def test_leading_words_keep_the_text_as_written() -> None:
     assert leading_words("  one two\nthree  four", 3) == "  one two\nthree"
     assert leading_words("one two", 5) == "one two"
     assert leading_words("林小满在巷口 opened a shop", 4) == "林小满在"
+
+
+def test_a_chat_query_embeds_each_message_apart_weighted_by_its_words() -> None:
+    from charmemory.core.retrieval import NEWEST_MESSAGE_WEIGHT, chat_query_parts
+
+    messages = ["too old", "one two three four five six", "", "seven eight nine"]
+
+    parts = chat_query_parts(messages, 2, 4)
+
+    # Newest first, each cut at 4 words; the newest message's words count more.
+    assert [text for text, _ in parts] == ["seven eight nine", "one two three four"]
+    newest, older = (weight for _, weight in parts)
+    assert newest / older == pytest.approx(3 * NEWEST_MESSAGE_WEIGHT / 4)
+    assert newest + older == pytest.approx(1)
+    assert chat_query_parts(messages, 1, 4) == [("seven eight nine", 1.0)]
+    assert chat_query_parts(["", "  "], 2, 4) == []

@@ -262,6 +262,33 @@ async def test_a_first_turn_finds_what_the_user_asks_about_not_the_greeting(
     assert inspected.retrieval.results[0].text == BROTHER
 
 
+async def test_a_turn_embeds_only_the_users_words_the_reply_was_embedded_as_written(
+    ws: Workspace,
+) -> None:
+    from tests.support.word_hash_embedder import WordHashEmbedder
+
+    card_with(ws, first_mes=GREETING)
+    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(
+        '<memory chat="c" date="2026-02-15 10:00">\n'
+        + "".join(f"- {text}\n" for text in (*SHIP_MEMORIES, BROTHER))
+        + "</memory>\n",
+        encoding="utf-8",
+    )
+    embedder = WordHashEmbedder()
+    model = replying("*She points at berth nine.*", "*She frowns.* The third step bites.")
+    app = App(ws, env={}, chat_model=lambda: model, clock=Clock(), embedder=embedder)
+    await app.chat.send(CHARACTER, "Where is the Kestrel moored?")
+    await asyncio.sleep(0.01)  # the user reads the reply
+    embedder.calls.clear()
+
+    turn = await app.chat.send(CHARACTER, "Which step of the gangplank bites?")
+
+    assert embedder.calls == [["Which step of the gangplank bites?"]]
+    assert turn.memories[0]["text"] == SHIP_MEMORIES[2]
+    await asyncio.sleep(0.01)
+    assert embedder.calls[1:] == [["*She frowns.* The third step bites."]]
+
+
 @pytest.mark.parametrize("failing", ["the model", "the prompt"])
 async def test_a_turn_that_fails_keeps_the_users_message(ws: Workspace, failing: str) -> None:
     def refuse(request: ChatRequest) -> Completion:

@@ -45,9 +45,10 @@ class RetrievalSettings:
     # set (bench/RESULTS.md) and keeps unrelated memories out when nothing fits.
     min_cosine: float = 0.2
     query_messages: int = 2
-    # Words of the query (newest message first) that are embedded; BM25 reads all of it.
-    # Two role-play messages run to 250-300 words, and embedding 256 tokens took 4x a
-    # question's time; 96 words lost no recall on long chat queries (bench/RESULTS.md).
+    # Words of a query that are embedded (of a chat query: of each message, embedded
+    # apart); BM25 reads all of it. Two role-play messages run to 250-300 words, and
+    # embedding 256 tokens took 4x a question's time; 96 words lost no recall on long
+    # chat queries (bench/RESULTS.md).
     query_vector_words: int = 96
     dedupe: bool = True
     # Each memory gains this share of the mean score of its block's other candidates.
@@ -152,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
         "query_vector_words",
         "int",
         _DEFAULT.query_vector_words,
-        "Words of the query that are embedded, newest message first (BM25 reads them all)",
+        "Words of the query that are embedded, of each chat message apart (BM25 reads them all)",
         low=8,
         high=1000,
     ),

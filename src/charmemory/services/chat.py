@@ -199,6 +199,8 @@ class ChatService:
             raise CharMemoryError("the message is empty")
         ref = self.chat_ref(character_name, chat_id, new=new)
         async with self.chat_lock(ref):
+            self._turns.prefetch(ref, text)
+            await asyncio.sleep(0)  # the embedding starts on its thread while the chat is read
             loaded = self._library.load_chat(ref)
             persona = self._persona(ref.character, loaded.chat, ref.id)
             message = user_message(persona.name, text, self._clock())

@@ -109,6 +109,10 @@ class TurnRunner:
         self._clock = clock
         self._narrator = narrator
 
+    def prefetch(self, ref: ChatRef, text: str) -> None:
+        """Start embedding ``text``, the message the user is sending, for the reply's query."""
+        self._preparer.prefetch(self._locator.for_chat(ref.character, ref), text)
+
     async def answer(
         self,
         loaded: LoadedChat,
@@ -200,6 +204,8 @@ class TurnRunner:
                 f"{error}; the reply was not saved (it is kept: charmemory diagnose "
                 f"{character.name!r} --raw)"
             ) from None
+        # The next turn's query holds this reply: embedded now, while the user reads it.
+        self._preparer.prefetch(location, saved.chat.messages[index].active_text)
         number = self._record(
             saved.ref, kind, prepared, generated, timings, finish, index, None, cast
         )

@@ -266,6 +266,11 @@ class MemoryEndpoint:
             except CharMemoryError as failure:
                 error = f"the reply was not recorded: {failure}"
             else:
+                # The next request's query holds this reply: embedded now, between requests.
+                self._preparer.prefetch(
+                    self._locator.for_chat(exchange.character, saved.ref),
+                    saved.chat.messages[index].active_text,
+                )
                 self._chats.trigger_extraction(exchange.character, saved.ref)
                 self._after_reply()
         self._keep(exchange, generated, reply, index, error)

@@ -143,6 +143,13 @@ class PromptPreparer:
             name = named_chat_user(chat) or (known_as and known_as()) or DEFAULT_USER_NAME
         return Persona(name=name, description=description)
 
+    def prefetch(self, location: MemoryLocation, message: str) -> None:
+        """Start embedding ``message`` for the coming memory queries that hold it (the
+        user's message as it is sent, a reply as it is written); returns at once."""
+        retrieval = self._retrieval()
+        if retrieval is not None and self._files.digest(location.file) is not None:
+            retrieval.prefetch(location.collection, message)
+
     async def memories(
         self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
     ) -> Retrieval | None:

@@ -10,6 +10,7 @@ another purpose (extraction's related memories and duplicate checks) pass
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from charmemory.core.retrieval import (
     MemoryItem,
     Provenance,
     build_query,
+    chat_query_parts,
     chunk_items_from_memory_file,
     dedupe_key,
     embedding_text,
@@ -269,10 +271,36 @@ class RetrievalService:
         settings = self.settings_for(collection)
         query = build_query(messages, settings.query_messages)
         questions = [newest_message(messages)]
+        parts = [chat_query_parts(messages, settings.query_messages, settings.query_vector_words)]
         outcome = await self._retrieve_many(
-            collection, settings, [query], k, record=True, now=now, questions=questions
+            collection,
+            settings,
+            [query],
+            k,
+            record=True,
+            now=now,
+            questions=questions,
+            parts=parts,
         )
         return outcome[0]
+
+    def prefetch(self, collection: Collection, message: str) -> None:
+        """Start embedding ``message`` for a coming chat query that holds it, and return.
+
+        For the user's message as it is sent (embedded while the chat is read) and a
+        reply as it is written (so the next turn embeds only the user's words). The
+        vector waits among the recent ones; a failure here is the query's to report.
+        """
+        if not message.strip():
+            return
+        settings = self.settings_for(collection)
+        embedder = self._embedder_for(collection, settings=settings)
+        text = leading_words(message, settings.query_vector_words)
+        key = (embedder.model_name, text)
+        if key not in self._recent:
+            made = asyncio.ensure_future(_first_vector(embedder, text))
+            made.add_done_callback(_seen)
+            self._remember(key, made)
 
     async def retrieve_many(
         self,
@@ -304,24 +332,27 @@ class RetrievalService:
         record: bool,
         now: date | None,
         questions: Sequence[str] | None,
+        parts: Sequence[Sequence[tuple[str, float]]] | None = None,
     ) -> list[Retrieval]:
+        """``parts``: per query, the texts its vector adds up (default: its leading words)."""
         asked = [query.strip() for query in queries]
         times = [
             read_time_question(text, now) if settings.time_questions and text.strip() else None
             for text in (questions if questions is not None else asked)
         ]
         anchors = [t.anchor for t in times if t is not None and t.anchor]
-        embedded = {query: leading_words(query, settings.query_vector_words) for query in asked}
-        wanted = [embedded[query] for query in asked if query] + anchors
+        if parts is None:
+            parts = [[(leading_words(query, settings.query_vector_words), 1.0)] for query in asked]
+        wanted = [text for query_parts in parts for text, _ in query_parts] + anchors
         embedder = self._embedder_for(collection, settings=settings)
         vector_of = await self._query_vectors(embedder, wanted)
         top_k = k or settings.retrieved
         pool = max(settings.candidates, top_k)
         outcomes = []
-        for query, time in zip(asked, times, strict=True):
+        for query, time, query_parts in zip(asked, times, parts, strict=True):
             hits: list[IndexHit] = []
             focus = None
-            if query:
+            if query and query_parts:
                 days = await self._days_asked(
                     collection, settings, time, vector_of, embedder.model_name
                 )
@@ -330,7 +361,7 @@ class RetrievalService:
                 hits = await self._index.search(
                     collection.name,
                     query,
-                    vector_of[embedded[query]],
+                    _sum_of(vector_of, query_parts),
                     pool,
                     days=days,
                     model=embedder.model_name,
@@ -359,19 +390,34 @@ class RetrievalService:
         return time.days_from(day) if day is not None else None
 
     async def _query_vectors(self, embedder: Embedder, texts: Sequence[str]) -> dict[str, Any]:
-        """Each text's vector; recent queries come from memory (a swipe asks the same again)."""
+        """Each text's vector; recent ones come from memory (a swipe asks the same again,
+        and the next turn's query holds this turn's messages), or are being made."""
         model = embedder.model_name
         missing = list(dict.fromkeys(t for t in texts if (model, t) not in self._recent))
         if missing:
             for text, vector in zip(missing, await embedder.embed(missing), strict=True):
-                self._recent[(model, text)] = vector
+                self._remember((model, text), vector)
         found = {}
-        for text in texts:
-            self._recent.move_to_end((model, text))
-            found[text] = self._recent[(model, text)]
+        for text in dict.fromkeys(texts):
+            held = self._recent.get((model, text))
+            if isinstance(held, asyncio.Future):
+                try:  # a prefetch: awaited, not cancelled with this query
+                    held = await asyncio.shield(held)
+                except Exception:  # the prefetch failed: ask again, here
+                    held = (await embedder.embed([text]))[0]
+                self._remember((model, text), held)
+            elif held is None:  # made meanwhile and pushed out of memory by others
+                held = (await embedder.embed([text]))[0]
+            else:
+                self._recent.move_to_end((model, text))
+            found[text] = held
+        return found
+
+    def _remember(self, key: tuple[str, str], vector: Any) -> None:
+        self._recent[key] = vector
+        self._recent.move_to_end(key)
         while len(self._recent) > RECENT_QUERIES:
             self._recent.popitem(last=False)
-        return found
 
     async def _answer(
         self,
@@ -445,6 +491,24 @@ class RetrievalService:
 
     async def stats(self, collection: Collection) -> IndexStats | None:
         return await self._index.stats(collection.name)
+
+
+async def _first_vector(embedder: Embedder, text: str) -> Any:
+    return (await embedder.embed([text]))[0]
+
+
+def _seen(made: asyncio.Future[Any]) -> None:
+    """A prefetch's failure is noted as seen: the query that needs the vector asks again."""
+    if not made.cancelled():
+        made.exception()
+
+
+def _sum_of(vector_of: dict[str, Any], parts: Sequence[tuple[str, float]]) -> Any:
+    """The unit vector of the parts' weighted sum (one part: its own vector)."""
+    if len(parts) == 1:
+        return vector_of[parts[0][0]]
+    total = sum(weight * vector_of[text] for text, weight in parts)  # arrays, added
+    return total / max(float(total @ total) ** 0.5, 1e-12)
 
 
 def _block_of_hit(hit: IndexHit) -> tuple[tuple[str, int], int] | None:
