@@ -1,6 +1,6 @@
 import pytest
 
-from charmemory.core.restatement import restates
+from charmemory.core.restatement import restates, sentences
 
 SAVED = "Tomas counted nineteen lanterns on the pier."
 
@@ -41,3 +41,22 @@ def test_one_new_word_below_the_closest_cosines_is_news() -> None:
     saved = "Mira's grandmother gave her a silver amulet shaped like a swallow."
     lost = "Mira lost the silver swallow amulet her grandmother gave her."
     assert not restates(lost, saved, 0.86)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Mira sails. Alex stays!", ["Mira sails.", "Alex stays!"]),
+        ('She said "Go." Then she left.', ['She said "Go."', "Then she left."]),
+        (
+            'The desk reads "E. — I love you — E." in ink.',
+            ['The desk reads "E. — I love you — E." in ink.'],
+        ),
+        ("Dr. Hale met Mrs. Okafor and J. R. Pike.", ["Dr. Hale met Mrs. Okafor and J. R. Pike."]),
+        ("The fare was 3.5 crowns. it rained", ["The fare was 3.5 crowns. it rained"]),
+        ("Он пришёл. Она ушла.", ["Он пришёл.", "Она ушла."]),
+        ("  one clause, no end  ", ["one clause, no end"]),
+    ],
+)
+def test_a_bullet_is_cut_into_its_sentences(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected

@@ -361,6 +361,35 @@ async def test_new_bullets_that_restate_a_saved_memory_are_dropped(
     assert await app.retrieval.last_retrieval(located.location.collection) is None
 
 
+@pytest.mark.local_model
+async def test_a_bullet_joining_saved_memories_keeps_only_its_news(
+    tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
+) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    related_memory_file(ws)
+    write_chat(ws, alternating(4))
+    chat_model.reply_text(
+        memory_block(
+            # Two saved memories copied back as one bullet: a restatement.
+            "Mira's grandmother gave her a silver amulet shaped like a swallow. "
+            "On day 3 the crew repainted deck 3 of the Kestrel.",
+            # A saved memory with one new sentence: the new sentence is kept.
+            "On day 5 the crew repainted deck 5 of the Kestrel. "
+            "Alex learned to read the Kestrel's star charts.",
+        )
+    )
+    app = make_app(ws, chat_model, clock=clock, index=True)
+
+    report = await app.extraction.extract(CHARACTER)
+
+    assert report.chunks[0].saved == ["Alex learned to read the Kestrel's star charts."]
+    assert report.chunks[0].dropped == [
+        "Mira's grandmother gave her a silver amulet shaped like a swallow. "
+        "On day 3 the crew repainted deck 3 of the Kestrel.",
+        "On day 5 the crew repainted deck 5 of the Kestrel.",
+    ]
+
+
 async def test_a_stopped_run_keeps_finished_chunks_and_resumes_after_them(
     tmp_path: Path, chat_model: ScriptedChatModel, clock: Clock
 ) -> None:

@@ -8,6 +8,10 @@ memory restates a saved one when it brings no number or name the saved one lacks
 says "not" or "no longer" where the saved one does (or neither does), and either the two
 are very close, or they are close and the saved one already holds every word of the
 new one (cut to its first letters, so "counted" meets "counting").
+
+A small model also joins saved memories into one bullet, or copies them back with one
+new sentence among them; each sentence of a new bullet is judged on its own
+(`sentences`), and only the ones that are news are kept.
 """
 
 from __future__ import annotations
@@ -39,6 +43,22 @@ _STOP = frozenset(
 _NEGATION = re.compile(
     r"\b(?:not|no|never|nor|nobody|nothing|anymore|longer)\b|n['\u2019]t\b", re.I
 )
+
+
+# A sentence ends at . ! or ? (a closing quote may follow) before a capital or a quote;
+# not after a title such as "Dr." or an initial such as "E.".
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Dr|Mr|Ms|St|Mt)\.)(?<!\bMrs\.)(?<!\bProf\.)"
+    r"([\"'\u201d\u2019]?)\s+(?=[\"'\u201c\u2018]?[A-Z\u00c0-\u024f\u0400-\u042f])"
+)
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into its sentences (one, when it has no clear sentence end)."""
+    pieces = _SENTENCE_END.split(text.strip())
+    # split() gives the closing quote it matched apart: it ends the sentence before it.
+    found = [words + quote for words, quote in zip(pieces[::2], [*pieces[1::2], ""], strict=True)]
+    return [piece.strip() for piece in found if piece.strip()]
 
 
 def restates(new: str, saved: str, cosine: float) -> bool:

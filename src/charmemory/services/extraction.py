@@ -36,7 +36,7 @@ from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.model_settings import DEFAULT_CONTEXT_SIZE
 from charmemory.core.prompt_budget import describe_cuts
 from charmemory.core.redaction import without_secrets
-from charmemory.core.restatement import restates
+from charmemory.core.restatement import restates, sentences
 from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
@@ -581,19 +581,33 @@ class ExtractionService:
     async def _without_near_duplicates(
         self, collection: Collection, memories: LoadedMemories, bullets: list[str]
     ) -> tuple[list[str], list[str]]:
-        """Split new bullets into (kept, restatements of a saved memory)."""
+        """Split new bullets into (kept, restatements of a saved memory).
+
+        Each sentence of a bullet is judged on its own: a bullet that joins saved memories
+        is a restatement, and one that adds a sentence to them keeps only that sentence.
+        """
         retrieval = self._retrieval_service()
         if retrieval is None or not bullets:
             return bullets, []
         # The prompt may have been built without the index (every memory fitted).
         await self._sync_with_file(collection, memories)
+        parts = {bullet: sentences(bullet) or [bullet.strip()] for bullet in bullets}
+        asked = list(dict.fromkeys(part for found in parts.values() for part in found))
+        restated = {
+            result.query: any(restates(result.query, r.text, r.cosine) for r in result.results)
+            for result in await retrieval.retrieve_many(
+                collection, asked, RESTATED_CANDIDATES, record=False
+            )
+        }
         kept, near = [], []
-        found = await retrieval.retrieve_many(
-            collection, bullets, RESTATED_CANDIDATES, record=False
-        )
-        for result in found:
-            restated = any(restates(result.query, r.text, r.cosine) for r in result.results)
-            (near if restated else kept).append(result.query)
+        for bullet in bullets:
+            news = [part for part in parts[bullet] if not restated[part]]
+            if len(news) == len(parts[bullet]):
+                kept.append(bullet.strip())
+                continue
+            near.append(" ".join(part for part in parts[bullet] if restated[part]))
+            if news:
+                kept.append(" ".join(news))
         return kept, near
 
     def _retrieval_service(self) -> RetrievalService | None:
