@@ -289,7 +289,7 @@ async def test_a_turn_embeds_only_the_users_words_the_reply_was_embedded_as_writ
     assert embedder.calls[1:] == [["*She frowns.* The third step bites."]]
 
 
-@pytest.mark.parametrize("failing", ["the model", "the prompt"])
+@pytest.mark.parametrize("failing", ["the model", "the prompt", "the memory query"])
 async def test_a_turn_that_fails_keeps_the_users_message(ws: Workspace, failing: str) -> None:
     def refuse(request: ChatRequest) -> Completion:
         raise CharMemoryError("the provider refused")
@@ -298,6 +298,10 @@ async def test_a_turn_that_fails_keeps_the_users_message(ws: Workspace, failing:
         card_with(ws, extensions={"world": "Broken"})
         (ws.root / "worlds" / "Broken.json").write_text("{not JSON", encoding="utf-8")
     app = app_with(ws, FakeChatModel(refuse))
+    if failing == "the memory query":  # an embedding server named without its model
+        model = FakeChatModel(refuse)
+        app = App(ws, env={}, chat_model=lambda: model, clock=Clock(), index_for_extraction=True)
+        app.settings.set("retrieval.embedder", "openai")
     app.chat.new_chat(CHARACTER)
     with pytest.raises(CharMemoryError):
         await app.chat.send(CHARACTER, "Anyone there?")

@@ -27,6 +27,7 @@ from charmemory.core.time_question import chat_day
 from charmemory.core.world_info import GenerationType, prompt_messages
 from charmemory.core.world_info.settings import SETTINGS as WORLD_INFO_SETTINGS
 from charmemory.core.world_info.settings import world_info_settings
+from charmemory.errors import CharMemoryError
 from charmemory.formats.chat import Chat
 from charmemory.ports import Character, ChatMessage, MemoryFileStore, TokenCounter
 from charmemory.services.lore import GatheredLore, LoreGatherer
@@ -145,10 +146,15 @@ class PromptPreparer:
 
     def prefetch(self, location: MemoryLocation, message: str) -> None:
         """Start embedding ``message`` for the coming memory queries that hold it (the
-        user's message as it is sent, a reply as it is written); returns at once."""
-        retrieval = self._retrieval()
-        if retrieval is not None and self._files.digest(location.file) is not None:
-            retrieval.prefetch(location.collection, message)
+        user's message as it is sent, a reply as it is written); returns at once. It
+        never fails: what stops it (no model, a setting that names none) stops the query
+        too, which says so where it is asked."""
+        try:
+            retrieval = self._retrieval()
+            if retrieval is not None and self._files.digest(location.file) is not None:
+                retrieval.prefetch(location.collection, message)
+        except CharMemoryError:
+            return
 
     async def memories(
         self, chat: Chat, location: MemoryLocation, kind: GenerationType = "normal"
