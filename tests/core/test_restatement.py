@@ -1,6 +1,6 @@
 import pytest
 
-from charmemory.core.restatement import restates, sentences
+from charmemory.core.restatement import news_in, restates, sentences
 
 SAVED = "Tomas counted nineteen lanterns on the pier."
 
@@ -60,3 +60,12 @@ def test_one_new_word_below_the_closest_cosines_is_news() -> None:
 )
 def test_a_bullet_is_cut_into_its_sentences(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
+
+
+def test_the_cut_end_of_a_copied_bullet_is_not_news() -> None:
+    copied = ["Hale has an oak desk.", "Okafor signs the cheques.", "Margaret is the […]"]
+    assert news_in(copied, [True, True, False]) == []
+    assert news_in(copied, [False, True, False]) == ["Hale has an oak desk."]
+    # Cut, but nothing in it restated: all of it is news.
+    assert news_in(copied, [False, False, False]) == copied
+    assert news_in(["Hale has an oak desk.", "Sam sings."], [True, False]) == ["Sam sings."]

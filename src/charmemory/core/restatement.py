@@ -17,6 +17,9 @@ new sentence among them; each sentence of a new bullet is judged on its own
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from charmemory.core.bullet_length import CUT_MARKER
 
 # Close enough that, with nothing specific added, the new memory says nothing new.
 CLOSE = 0.9
@@ -59,6 +62,17 @@ def sentences(text: str) -> list[str]:
     # split() gives the closing quote it matched apart: it ends the sentence before it.
     found = [words + quote for words, quote in zip(pieces[::2], [*pieces[1::2], ""], strict=True)]
     return [piece.strip() for piece in found if piece.strip()]
+
+
+def news_in(parts: Sequence[str], restated: Sequence[bool]) -> list[str]:
+    """The sentences of a new bullet (``parts``) that are news, given which restate a
+    saved memory. A cut bullet's last piece (it ends with `CUT_MARKER`) after a restated
+    sentence is the rest of a copied memory, not news of its own."""
+    news = [part for part, old in zip(parts, restated, strict=True) if not old]
+    copied = len(news) < len(parts)
+    if copied and news and news[-1] == parts[-1] and parts[-1].endswith(CUT_MARKER):
+        news.pop()
+    return news
 
 
 def restates(new: str, saved: str, cosine: float) -> bool:

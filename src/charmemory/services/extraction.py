@@ -36,7 +36,7 @@ from charmemory.core.memory_location import MemoryLocation
 from charmemory.core.model_settings import DEFAULT_CONTEXT_SIZE
 from charmemory.core.prompt_budget import describe_cuts
 from charmemory.core.redaction import without_secrets
-from charmemory.core.restatement import restates, sentences
+from charmemory.core.restatement import news_in, restates, sentences
 from charmemory.core.retrieval import Collection
 from charmemory.core.triggers import Decision, TriggerState, should_extract
 from charmemory.core.watermark import (
@@ -601,11 +601,11 @@ class ExtractionService:
         }
         kept, near = [], []
         for bullet in bullets:
-            news = [part for part in parts[bullet] if not restated[part]]
+            news = news_in(parts[bullet], [restated[part] for part in parts[bullet]])
             if len(news) == len(parts[bullet]):
                 kept.append(bullet.strip())
                 continue
-            near.append(" ".join(part for part in parts[bullet] if restated[part]))
+            near.append(" ".join(part for part in parts[bullet] if part not in news))
             if news:
                 kept.append(" ".join(news))
         return kept, near
