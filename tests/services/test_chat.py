@@ -235,18 +235,22 @@ SHIP_MEMORIES = (
 BROTHER = "Alex's younger brother Rowan went to work the salt kilns on the Saltglass Isles."
 
 
-async def test_a_first_turn_finds_what_the_user_asks_about_not_the_greeting(
-    ws: Workspace,
-) -> None:
-    from tests.support.word_hash_embedder import WordHashEmbedder
-
-    card_with(ws, first_mes=GREETING)
+def remember_the_ship(ws: Workspace) -> None:
     (ws.files_dir / f"{CHARACTER}-memories.md").write_text(
         '<memory chat="c" date="2026-02-15 10:00">\n'
         + "".join(f"- {text}\n" for text in (*SHIP_MEMORIES, BROTHER))
         + "</memory>\n",
         encoding="utf-8",
     )
+
+
+async def test_a_first_turn_finds_what_the_user_asks_about_not_the_greeting(
+    ws: Workspace,
+) -> None:
+    from tests.support.word_hash_embedder import WordHashEmbedder
+
+    card_with(ws, first_mes=GREETING)
+    remember_the_ship(ws)
     model = replying("*She goes quiet.*")
     app = App(ws, env={}, chat_model=lambda: model, clock=Clock(), embedder=WordHashEmbedder())
     app.settings.set("retrieval.top_k", "3")
@@ -268,12 +272,7 @@ async def test_a_turn_embeds_only_the_users_words_the_reply_was_embedded_as_writ
     from tests.support.word_hash_embedder import WordHashEmbedder
 
     card_with(ws, first_mes=GREETING)
-    (ws.files_dir / f"{CHARACTER}-memories.md").write_text(
-        '<memory chat="c" date="2026-02-15 10:00">\n'
-        + "".join(f"- {text}\n" for text in (*SHIP_MEMORIES, BROTHER))
-        + "</memory>\n",
-        encoding="utf-8",
-    )
+    remember_the_ship(ws)
     embedder = WordHashEmbedder()
     model = replying("*She points at berth nine.*", "*She frowns.* The third step bites.")
     app = App(ws, env={}, chat_model=lambda: model, clock=Clock(), embedder=embedder)

@@ -1,14 +1,11 @@
 import sqlite3
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from charmemory.adapters.embed_onnx import OnnxEmbedder
-from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.model_install import MINILM_L6_V2_INT8, ModelInstaller
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_db import migrate
 from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.core.chunking import ChunkSettings, chunk_file
 from charmemory.core.fusion import SingleSignal
@@ -41,14 +38,6 @@ MEMORY_FILE = """<memory chat="Elara - 2026-02-15@10h00m00s" date="2026-02-15 10
 """
 COLLECTION = Collection("char:Elara", "Elara")
 OTHER = Collection("char:Other", "Other")
-
-
-@pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
-    migrate(conn, MIGRATIONS)
-    yield conn
-    conn.close()
 
 
 def make_service(

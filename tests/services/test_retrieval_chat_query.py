@@ -2,15 +2,12 @@
 
 import asyncio
 import sqlite3
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
-from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_db import migrate
 from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.core.retrieval import Collection, chat_query_parts, items_from_memory_file
 from charmemory.core.retrieval_settings import RetrievalSettings
@@ -41,14 +38,6 @@ class FailingOnce(WordHashEmbedder):
             self.failed = True
             raise CharMemoryError("the embedding model is not ready")
         return await super().embed(texts)
-
-
-@pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
-    migrate(conn, MIGRATIONS)
-    yield conn
-    conn.close()
 
 
 async def synced(conn: sqlite3.Connection, embedder: WordHashEmbedder) -> RetrievalService:

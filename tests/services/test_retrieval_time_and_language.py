@@ -1,15 +1,9 @@
 """Retrieval for questions about time, and the model chosen by a memory file's language."""
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import date
-from pathlib import Path
 
-import pytest
-
-from charmemory.adapters.migrations import MIGRATIONS
 from charmemory.adapters.retrieval_log import SqliteRetrievalLog
-from charmemory.adapters.sqlite_db import migrate
 from charmemory.adapters.sqlite_index import SqliteIndex
 from charmemory.core.retrieval import Collection, items_from_memory_file
 from charmemory.core.retrieval_settings import MULTILINGUAL_MODEL, RetrievalSettings
@@ -37,14 +31,6 @@ DIARY = """<memory chat="Mira - 2026-04-30@20h00m00s" date="2026-04-30 20:30">
 </memory>
 """
 MIRA = Collection("char:Mira", "Mira")
-
-
-@pytest.fixture
-def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
-    migrate(conn, MIGRATIONS)
-    yield conn
-    conn.close()
 
 
 def service_over(
