@@ -41,6 +41,8 @@ def test_extract_here_pin_and_persona_say_what_they_did(site: Served) -> None:
         )
         pinned = client.post(f"{URL}/messages/4/pin", headers=csrf)
         assert "pinned in" in pinned.text and "Alex says line 4." in pinned.text
+        # No persona set: the person is called what the chat calls them, as in the prompt.
+        assert "You are <strong>Alex</strong>" in client.get(URL).text
         persona = client.post(f"{URL}/persona", data={"name": "Captain Alex"}, headers=csrf)
         assert "you are Captain Alex in chats now" in persona.text
         assert "You are <strong>Captain Alex</strong>" in client.get(URL).text

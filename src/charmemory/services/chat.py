@@ -135,6 +135,11 @@ class ChatService:
         ref = self._library.chat(self._library.character(character_name), chat_id)
         return ref, self._library.message_page(ref, before=before, count=count)
 
+    def user_name(self, ref: ChatRef, shown: MessagePage) -> str:
+        """What the person is called in the chat as the prompt calls them, read from the
+        page ``shown`` of it (the persona set, else the name its messages give them)."""
+        return self._persona(ref.character, Chat(shown.header, shown.messages), ref.id).name
+
     def chat_ref(
         self, character_name: str, chat_id: str | None = None, *, new: bool = False
     ) -> ChatRef:

@@ -111,11 +111,7 @@ def read_page(
 ) -> ChatPage:
     """Messages of the chat, only those shown read from its file."""
     ref, shown = app.chat.message_page(character, chat, before=before, count=count)
-    return chat_page(ref, shown, persona_name(app))
-
-
-def persona_name(app: App) -> str:
-    return str(app.settings.value("persona.name") or "User")
+    return chat_page(ref, shown, app.chat.user_name(ref, shown))
 
 
 # -- pages --------------------------------------------------------------------------------
@@ -131,14 +127,15 @@ def latest_chat(character: str, services: Services) -> Response:
 @router.get("/chat/{character}/{chat}")
 def chat_screen(character: str, chat: str, request: Request, services: Services) -> Response:
     ref, shown = services.chat.message_page(character, chat)
-    view = chat_page(ref, shown, persona_name(services))
+    persona = services.chat.user_name(ref, shown)
+    view = chat_page(ref, shown, persona)
     found = services.library.character(view.character)
     return page(
         request,
         "chat.html",
         view=view,
         chats=[ref.id for ref in services.library.chats(found)][::-1],
-        persona=persona_name(services),
+        persona=persona,
         character=view.character,
         bar=scene_bar_view(services, view.character, view.url, view.header),
         drawer=cast_drawer_view(services, ref, view.header, view.url),
