@@ -326,6 +326,22 @@ async def test_a_new_chat_calls_the_user_what_the_characters_last_chat_did(ws: W
     assert users == ["Bea"]
 
 
+async def test_a_reply_without_a_message_in_a_new_chat_calls_the_user_by_name(
+    ws: Workspace,
+) -> None:
+    model = replying("Aye.", "Fair winds.")
+    app = app_with(ws, model)
+    app.settings.set("persona.name", "Alex")
+    await app.chat.send(CHARACTER, "When do we sail?")
+    app.settings.unset("persona.name")
+    fresh = app.chat.new_chat(CHARACTER)
+
+    await app.chat.generate(CHARACTER, fresh.ref.id)
+
+    prompt = "\n".join(m.content for m in model.requests[-1].messages)
+    assert "Welcome aboard, Alex." in prompt and "Welcome aboard, User." not in prompt
+
+
 async def test_an_unreadable_old_chat_does_not_stop_a_new_one(ws: Workspace) -> None:
     model = replying("Aye.", "Welcome back.")
     app = app_with(ws, model)

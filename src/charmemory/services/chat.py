@@ -249,7 +249,8 @@ class ChatService:
             if kind == "regenerate":
                 editing.delete_last(loaded.chat, 1)
                 loaded = self._library.save_chat(loaded, loaded.chat)
-            return await self._turns.run(loaded, kind, on_delta, stop)
+            persona = self._persona(ref.character, loaded.chat, ref.id)
+            return await self._turns.run(loaded, kind, on_delta, stop, persona=persona)
 
     async def reply_in_group(
         self,
