@@ -65,6 +65,12 @@ def test_swipe_continue_edit_delete_and_branch_survive_a_reload(
     # Edit the user's first message in place.
     first = page.locator("#m1")
     first.get_by_role("button", name="Edit").click()
+    # The editor takes the focus (caret after its text) once htmx has settled it; typing
+    # before that would land after the moved caret.
+    page.wait_for_function(
+        "() => { const e = document.activeElement;"
+        " return e?.id === 'edit-1' && e.value && e.selectionStart === e.value.length; }"
+    )
     page.fill("#edit-1", "Hello there, **navigator**.")
     page.get_by_role("button", name="Save").click()
     page.wait_for_selector("#m1 strong:text('navigator')")
