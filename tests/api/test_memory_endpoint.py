@@ -61,7 +61,9 @@ def test_the_openai_client_chats_and_memories_reach_the_upstream(served: Served)
     ]
 
 
-def test_a_recorded_reply_is_embedded_before_the_next_request_asks(served: Served) -> None:
+def test_a_reply_is_embedded_as_recorded_and_a_new_message_as_it_is_recorded(
+    served: Served,
+) -> None:
     plant_memory(served)
     client = OpenAI(base_url=f"{served.url}/characters/{CHARACTER}/v1", api_key="unused")
     client.chat.completions.create(model="scripted-model", messages=messages())
@@ -77,10 +79,20 @@ def test_a_recorded_reply_is_embedded_before_the_next_request_asks(served: Serve
         {"role": "assistant", "content": "Reply to 4 messages."},
         {"role": "user", "content": "And her brother?"},
     ]
+    embed = served.embedder.embed
+    recorded_then: list[bool] = []
+
+    async def noting(texts):
+        recorded_then.append(any(text == "And her brother?" for _, text in recorded(served)))
+        return await embed(texts)
+
+    served.embedder.embed = noting  # type: ignore[method-assign]
     client.chat.completions.create(model="scripted-model", messages=follow_up)
 
-    # The query is both messages; only the new one is embedded as it is asked.
+    # The query is both messages; only the new one is embedded as it is asked, and that
+    # starts before the conversation is recorded.
     assert served.embedder.calls[0] == ["And her brother?"]
+    assert recorded_then[0] is False
 
 
 def test_the_openai_client_streams_with_the_usage_block(served: Served) -> None:

@@ -130,6 +130,9 @@ class MemoryEndpoint:
         if character is None:
             self._activity.record("endpoint.passthrough", f"memory endpoint: {recognition.reason}")
             return exchange
+        if request.turns:  # the newest message is embedded while the conversation is recorded
+            self._preparer.prefetch(self._locator.for_chat(character, None), request.turns[-1].text)
+            await asyncio.sleep(0)
         exchange.followed = await self._recorder.follow(character, request)
         exchange.timings["record_ms"] = _ms(started)
         step = time.perf_counter()
