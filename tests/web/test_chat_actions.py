@@ -51,3 +51,19 @@ def test_extract_here_pin_and_persona_say_what_they_did(site: Served) -> None:
     assert FACT in texts and "Alex says line 4." in texts
     assert FACT.replace("'", "&#39;") in found.text
     assert "<svg" in found.text and "BM25" in found.text
+
+
+def test_a_users_name_from_the_chat_file_is_shown_as_text(site: Served) -> None:
+    chat = alternating(4)
+    for line in chat:
+        if line["is_user"]:
+            line["name"] = "<script>alert(1)</script>Alex"
+    path = write_chat(site.ws, chat, CHAT)
+    # The header as SillyTavern 1.15+ writes it: the name is only on the messages.
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] = '{"chat_metadata":{},"user_name":"unused","character_name":"unused"}'
+    path.write_text("\n".join(lines), encoding="utf-8")
+    with browser_client(site.url) as client:
+        shown = client.get(URL).text
+    assert "<script>alert(1)</script>" not in shown
+    assert "You are <strong>&lt;script&gt;alert(1)&lt;/script&gt;Alex</strong>" in shown
