@@ -13,7 +13,7 @@ from charmemory.core.retrieval import Collection, chat_query_parts, items_from_m
 from charmemory.core.retrieval_settings import RetrievalSettings
 from charmemory.errors import CharMemoryError
 from charmemory.formats.memory_file import parse_memory_file
-from charmemory.services.retrieval import RetrievalService
+from charmemory.services.retrieval import RECENT_QUERIES, RetrievalService
 from tests.support.word_hash_embedder import WordHashEmbedder
 
 MIRA = Collection("char:Mira", "Mira")
@@ -110,3 +110,16 @@ async def test_a_failed_prefetch_is_embedded_again_by_the_query(
 
     assert embedder.calls == [[ASKED]]  # the second attempt; the first was refused
     assert found.results[0].text == "Juno keeps a tin of ginger biscuits under the chart table."
+
+
+async def test_more_queries_at_once_than_vectors_kept_are_all_answered(
+    conn: sqlite3.Connection,
+) -> None:
+    embedder = WordHashEmbedder()
+    service = await synced(conn, embedder)
+    asked = [f"ginger biscuits number {n}" for n in range(RECENT_QUERIES + 6)]
+
+    found = await service.retrieve_many(MIRA, asked, 1, record=False)
+
+    assert [r.query for r in found] == asked
+    assert all(r.results[0].text.startswith("Juno keeps a tin") for r in found)

@@ -406,7 +406,7 @@ class RetrievalService:
                 except Exception:  # the prefetch failed: ask again, here
                     held = (await embedder.embed([text]))[0]
                 self._remember((model, text), held)
-            elif held is None:  # made meanwhile and pushed out of memory by others
+            elif held is None:  # pushed out of memory by the texts made after it
                 held = (await embedder.embed([text]))[0]
             else:
                 self._recent.move_to_end((model, text))
