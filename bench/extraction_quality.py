@@ -78,6 +78,7 @@ from charmemory.adapters.llm.embedded_prompt import (
     CompactStyle,
     compact_prompt,
     extraction_request,
+    without_example_copies,
 )
 from charmemory.adapters.model_install import LOCAL_LLMS, ModelInstaller
 from charmemory.core.extraction_answer import SENTINEL, parse_answer
@@ -143,6 +144,7 @@ class Candidate:
     saved: int = 0  # memories shown as already saved (from bench/data/memories)
     json_facts: bool = False  # one JSON object per fact (bench/extraction_json.py)
     second_look: bool = False  # a second pass (bench/extraction_second_look.py)
+    temperature: float = TEMPERATURE  # the service's unless said
 
 
 CANDIDATES = [
@@ -191,6 +193,21 @@ CANDIDATES = [
         TODAYS_STYLE,
         1.1,
         second_look=True,
+    ),
+    # Greedy: the likeliest token each time, instead of a sample at the service's 0.3.
+    Candidate(
+        "1.5B, compact prompt, greedy, repeat penalty 1.1",
+        QWEN_1_5B,
+        TODAYS_STYLE,
+        1.1,
+        temperature=0.0,
+    ),
+    Candidate(
+        "1.5B, names for I and you, rules v2, greedy, repeat penalty 1.1",
+        QWEN_1_5B,
+        CompactStyle(name_pronouns=True, rules=SYSTEM_V2),
+        1.1,
+        temperature=0.0,
     ),
 ]
 
@@ -375,7 +392,7 @@ async def answer(
     completion = await model.complete(
         prompt,
         max_tokens=SETTINGS.max_response_tokens,
-        temperature=TEMPERATURE,
+        temperature=candidate.temperature,
         answer_format=facts_format(SETTINGS.max_bullets)
         if candidate.json_facts
         else wanted(excerpt),
@@ -392,7 +409,7 @@ async def answer(
             completion,
             wanted(excerpt),
             max_tokens=SETTINGS.max_response_tokens,
-            temperature=TEMPERATURE,
+            temperature=candidate.temperature,
         )
         prompt_tokens += added
         completion_tokens += written
@@ -421,11 +438,17 @@ def score_run(run: Run, label: str) -> Score:
     """The candidate's answers to the excerpts every candidate answered, scored against
     the labels as they are now."""
     by_id = {e.id: e for e in load_excerpts()}
-    score = Score(saved=next((c.saved for c in CANDIDATES if c.label == label), 0))
+    candidate = next(c for c in CANDIDATES if c.label == label)
+    score = Score(saved=candidate.saved)
     for excerpt_id in answered_by_all(run):
         kept = run.answers[label][excerpt_id]
+        # As the embedded model hands answers on now (an answer kept before it did so
+        # loses its copies of the worked example here).
+        text = without_example_copies(
+            kept["text"], prompt_for(candidate, by_id[excerpt_id], kept["saved"])
+        )
         parsed = parse_answer(
-            kept["text"], max_bullets=SETTINGS.max_bullets, finish_reason=kept["finish_reason"]
+            text, max_bullets=SETTINGS.max_bullets, finish_reason=kept["finish_reason"]
         )
         score_answer(score, by_id[excerpt_id], parsed, kept["saved"])
         score.seconds += kept["seconds"]

@@ -172,6 +172,27 @@ async def test_free_text_is_never_held_to_a_grammar_whatever_the_prompt_says(
         assert call["grammar"] is None and call["messages"] == as_sent(default)
 
 
+async def test_a_memory_copied_from_the_worked_example_never_reaches_the_caller(
+    runtime: StandInRuntime, tmp_path: Path
+) -> None:
+    runtime.ANSWER = (
+        "<memory>\n- Rowan went to the salt kilns.\n"
+        "- Alex agreed to pay Mira two sacks of barley and to sweep her deck on Sundays.\n"
+        "</memory>"
+    )
+    wanted = NewMemories(5, "Mira", "Alex")
+
+    short = await unloaded(tmp_path).complete(
+        rendered(), max_tokens=99, temperature=0, answer_format=wanted
+    )
+    as_is = await unloaded(tmp_path, extraction_prompt="as-sent").complete(
+        rendered(), max_tokens=99, temperature=0, answer_format=wanted
+    )
+
+    assert short.text == "<memory>\n- Rowan went to the salt kilns.\n</memory>"
+    assert as_is.text == runtime.ANSWER  # the caller's prompt shows no example to copy
+
+
 async def test_as_sent_keeps_the_callers_prompt_and_still_holds_the_answer(
     runtime: StandInRuntime, tmp_path: Path
 ) -> None:

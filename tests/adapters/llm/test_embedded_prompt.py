@@ -3,8 +3,9 @@ from charmemory.adapters.llm.embedded_prompt import (
     CompactStyle,
     compact_prompt,
     extraction_request,
+    without_example_copies,
 )
-from charmemory.core.extraction_answer import parse_answer
+from charmemory.core.extraction_answer import SENTINEL, parse_answer
 from charmemory.core.extraction_prompt import (
     DEFAULT_EXTRACTION_PROMPT,
     PromptValues,
@@ -114,3 +115,50 @@ def test_a_prompt_without_a_chat_section_has_no_short_form() -> None:
 def test_the_worked_example_answer_is_what_the_parser_reads() -> None:
     parsed = parse_answer(EXAMPLE_ANSWER, max_bullets=8)
     assert len(parsed.bullets) == 3 and not parsed.warnings
+
+
+def short_prompt(chat: str = CHAT, card: str = "Mira captains the airship Kestrel.") -> list:
+    values = PromptValues("Mira", "Alex", card, "", chat, max_bullets=5)
+    request = extraction_request(
+        [ChatMessage(r, c) for r, c in render_prompt(DEFAULT_EXTRACTION_PROMPT, values)],  # type: ignore[arg-type]
+        WANTED,
+    )
+    assert request is not None
+    return compact_prompt(request)
+
+
+def test_a_memory_copied_from_the_worked_example_is_dropped() -> None:
+    answer = (
+        "<memory>\n"
+        "- Alex's brother Rowan works the salt kilns.\n"
+        "- Alex agreed to pay Mira two sacks of barley and to sweep her deck on Sundays.\n"
+        "- Mira promised to forge a memorial bell for the harbour by midwinter.\n"
+        "- Alex's twin brother Tomas drowned last spring.\n"
+        "</memory>"
+    )
+    kept = without_example_copies(answer, short_prompt())
+    assert parse_answer(kept, max_bullets=8).bullets == [
+        "Alex's brother Rowan works the salt kilns."
+    ]
+
+
+def test_a_chat_about_the_examples_things_keeps_its_memories() -> None:
+    chat = (
+        'Alex: "The harbour bell cracked, and my twin sister wants it recast."\n\n'
+        'Mira: "I will forge a new bell by midwinter. Pay me in barley, two sacks."'
+    )
+    answer = (
+        "<memory>\n- Mira promised to forge a new harbour bell by midwinter.\n"
+        "- Alex will pay Mira two sacks of barley.\n</memory>"
+    )
+    assert without_example_copies(answer, short_prompt(chat)) == answer
+
+
+def test_an_answer_that_only_copies_the_example_has_nothing_new() -> None:
+    answer = "<memory>\n- Mira promised to forge a memorial bell for the harbour.\n</memory>"
+    assert without_example_copies(answer, short_prompt()) == SENTINEL
+
+
+def test_a_prompt_without_the_worked_example_keeps_every_bullet() -> None:
+    answer = "<memory>\n- Mira promised to forge a memorial bell for the harbour.\n</memory>"
+    assert without_example_copies(answer, rendered()) == answer

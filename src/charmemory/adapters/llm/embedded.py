@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from charmemory.adapters.llm.embedded_grammar import answer_grammar
-from charmemory.adapters.llm.embedded_prompt import compact_prompt, extraction_request
+from charmemory.adapters.llm.embedded_prompt import (
+    compact_prompt,
+    extraction_request,
+    without_example_copies,
+)
 from charmemory.adapters.llm.system_prompt import with_system_prompt
 from charmemory.adapters.model_install import (
     DEFAULT_LOCAL_LLM,
@@ -182,15 +186,20 @@ class EmbeddedModel:
         stop: Sequence[str] | None = None,
         answer_format: AnswerFormat = FREE_TEXT,
     ) -> Completion:
+        prompt = self._prompt(messages, answer_format)
+
         def generate() -> Any:
             with self._lock, self._fitting_the_context():
-                return self._generate(messages, max_tokens, temperature, stop, answer_format)
+                return self._generate(prompt, max_tokens, temperature, stop, answer_format)
 
         answer = await asyncio.to_thread(generate)
         choice = answer["choices"][0]
         usage = answer.get("usage") or {}
+        text = choice["message"]["content"] or ""
+        if isinstance(answer_format, NewMemories):
+            text = without_example_copies(text, prompt)
         return Completion(
-            text=choice["message"]["content"] or "",
+            text=text,
             finish_reason=choice.get("finish_reason"),
             usage=Usage(usage.get("prompt_tokens"), usage.get("completion_tokens")),
             model=self.model,
@@ -209,12 +218,13 @@ class EmbeddedModel:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[StreamDelta | BaseException | None] = asyncio.Queue()
         stopped = threading.Event()
+        prompt = self._prompt(messages, answer_format)
 
         def produce() -> None:
             try:
                 with self._lock, self._fitting_the_context():
                     chunks = self._generate(
-                        messages, max_tokens, temperature, stop, answer_format, stream=True
+                        prompt, max_tokens, temperature, stop, answer_format, stream=True
                     )
                     for delta in _deltas(chunks):
                         if stopped.is_set():
@@ -252,7 +262,7 @@ class EmbeddedModel:
 
     def _generate(
         self,
-        messages: Sequence[ChatMessage],
+        prompt: Sequence[ChatMessage],
         max_tokens: int,
         temperature: float,
         stop: Sequence[str] | None,
@@ -264,7 +274,7 @@ class EmbeddedModel:
         llama = self._loaded(llama_cpp)
         grammar = answer_grammar(answer_format)
         return llama.create_chat_completion(
-            [{"role": m.role, "content": m.content} for m in self._prompt(messages, answer_format)],
+            [{"role": m.role, "content": m.content} for m in prompt],
             max_tokens=max_tokens,
             temperature=temperature,
             repeat_penalty=self.options.repeat_penalty,

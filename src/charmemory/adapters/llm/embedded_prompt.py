@@ -75,6 +75,15 @@ EXAMPLE_ANSWER = """\
 </memory>"""
 
 
+# The worked example's people and place, and the things its memories are about: a
+# bullet about another chat holds them only when it copies the example.
+_EXAMPLE_NAMES = frozenset({"ivy", "bram", "tomas", "hollowmere"})
+_EXAMPLE_THINGS = frozenset(
+    {"smithy", "harbour", "bell", "forge", "midwinter", "barley", "sacks", "sweep", "twin"}
+)
+_WORD = re.compile(r"[^\W_]+")
+
+
 @dataclass(frozen=True)
 class CompactStyle:
     """How the short prompt is written; bench/extraction_quality.py measures each choice."""
@@ -160,6 +169,56 @@ def compact_prompt(
         *example,
         ChatMessage("user", "\n\n".join(sections)),
     ]
+
+
+def without_example_copies(answer: str, prompt: Sequence[ChatMessage]) -> str:
+    """``answer`` without the bullets that copy the worked example into another chat.
+
+    The 1.5B model now and then writes one of the example's memories with the real
+    chat's names ("Sam agreed to pay him two sacks of barley and to sweep his forge on
+    Sundays"): an invented memory. A bullet copies the example when it names one of the
+    example's people or its place, or holds two of the things its memories are about,
+    that the rest of the prompt (rules, card, saved memories, chat) never mentions.
+    A prompt without the worked example keeps every bullet.
+    """
+    turns = list(prompt)
+    shown = [
+        i
+        for i, turn in enumerate(turns)
+        if turn.role == "assistant" and turn.content == EXAMPLE_ANSWER and i > 0
+    ]
+    if not shown:
+        return answer
+    example = {shown[0] - 1, shown[0]}
+    known = _stems(" ".join(t.content for i, t in enumerate(turns) if i not in example))
+    lines = answer.splitlines()
+    kept = [line for line in lines if not _copies_example(line, known)]
+    if len(kept) == len(lines):
+        return answer
+    if not any(line.lstrip().startswith("- ") for line in kept):
+        return SENTINEL
+    return "\n".join(kept)
+
+
+def _copies_example(line: str, known: set[str]) -> bool:
+    if not line.lstrip().startswith("- "):
+        return False
+    unknown = _stems(line) - known
+    return bool(unknown & _NAME_STEMS) or len(unknown & _THING_STEMS) >= 2
+
+
+def _stems(text: str) -> set[str]:
+    """Words without a plural "s", cut to five letters: "bells" meets "bell"."""
+    return {_stem(word) for word in _WORD.findall(text)}
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    return (word[:-1] if len(word) > 3 and word.endswith("s") else word)[:5]
+
+
+_NAME_STEMS = frozenset(_stem(name) for name in _EXAMPLE_NAMES)
+_THING_STEMS = frozenset(_stem(thing) for thing in _EXAMPLE_THINGS)
 
 
 def _bullets(text: str) -> list[str]:
