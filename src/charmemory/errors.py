@@ -35,6 +35,10 @@ class ConflictError(CharMemoryError):
     """A file changed on disk since it was read; nothing was written."""
 
 
+class NameTakenError(ConflictError):
+    """An import would replace another file of the same name; nothing was written."""
+
+
 class UnsafePathError(CharMemoryError):
     """A name, id or override would lead outside the workspace."""
 

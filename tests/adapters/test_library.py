@@ -4,8 +4,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from charmemory.adapters.library import Library
 from charmemory.adapters.workspace import Workspace
+from charmemory.errors import NameTakenError
 
 
 def write_card(path: Path, name: str) -> None:
@@ -25,3 +28,19 @@ def test_a_card_changed_on_disk_is_read_again(tmp_path: Path) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
 
     assert [c.name for c in library.characters()] == ["Ann Marie"]
+
+
+def test_importing_over_a_different_file_of_the_same_name_writes_nothing(tmp_path: Path) -> None:
+    ws = Workspace.create(tmp_path / "ws")
+    library = Library(ws)
+    first, second = tmp_path / "a" / "Ann.json", tmp_path / "b" / "Ann.json"
+    for path, name in ((first, "Ann"), (second, "Ann Marie")):
+        path.parent.mkdir()
+        write_card(path, name)
+    library.import_file(first)
+
+    with pytest.raises(NameTakenError, match="already exists with other content"):
+        library.import_file(second)
+
+    assert (ws.characters_dir / "Ann.json").read_bytes() == first.read_bytes()
+    assert library.import_file(first).unchanged  # the same file again is no conflict

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,33 @@ def test_running_the_demo_again_extracts_nothing_new(
     assert "0 new messages in 0 calls to the model" in again
     assert memory_file_shown(again) == memory_file_shown(first)
     assert len(llm_server.requests) == 5
+
+
+@pytest.mark.local_model
+@pytest.mark.usefixtures("scripted_provider")
+def test_the_demo_runs_again_after_its_chat_went_on(
+    tmp_path: Path, llm_server: ScriptedLLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for answer in (BROTHER, COMPASS, NAME):
+        llm_server.reply_text(memory_block(answer))
+    llm_server.reply_stream([REPLY])
+    root = tmp_path / "demo"
+    assert run(["demo", "-w", str(root)]) == 0
+    capsys.readouterr()
+    (chat,) = (root / "chats" / "Captain Mira Vance").glob("*2026-02-15*.jsonl")
+    went_on = [
+        {"name": "Alex", "is_user": True, "mes": "Where are we headed next?"},
+        {"name": "Captain Mira Vance", "is_user": False, "mes": "The Saltglass Isles."},
+    ]
+    with chat.open("a", encoding="utf-8") as file:
+        file.writelines("\n" + json.dumps(message) for message in went_on)
+    before = chat.read_bytes()
+    llm_server.reply_text("NO_NEW_MEMORIES")
+    llm_server.reply_stream([REPLY])
+
+    assert run(["demo", "-w", str(root)]) == 0
+
+    out = capsys.readouterr().out
+    assert f"kept: {chat.name} (changed in this workspace since)" in out
+    assert "57 messages" in out and "2 new messages in 1 call" in out
+    assert chat.read_bytes()[: len(before)] == before  # the chat as it went on, not the sample

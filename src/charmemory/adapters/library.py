@@ -16,7 +16,13 @@ from charmemory.core.character_match import find_character
 from charmemory.core.chat_owner import resolve_chat_owner
 from charmemory.core.latest_chat import ChatActivity, chats_oldest_first, latest_chat
 from charmemory.core.naming import checked_file_name, memory_file_stem, sanitize, sharing_a_stem
-from charmemory.errors import CharMemoryError, ConflictError, FormatError, NotFoundError
+from charmemory.errors import (
+    CharMemoryError,
+    ConflictError,
+    FormatError,
+    NameTakenError,
+    NotFoundError,
+)
 from charmemory.formats.card import read_card
 from charmemory.formats.chat import (
     Chat,
@@ -255,7 +261,7 @@ class Library:
         if existing.data == data:
             return Imported(kind, source, target, unchanged=True, note=note)
         if existing.data is not None:
-            raise CharMemoryError(
+            raise NameTakenError(
                 f"{target.relative_to(self._ws.root)} already exists with other content; "
                 "rename the file to import it beside the existing one"
             )

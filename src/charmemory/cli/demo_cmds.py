@@ -20,6 +20,7 @@ import typer
 
 from charmemory.cli.application import app, state
 from charmemory.core.providers import EMBEDDED
+from charmemory.errors import NameTakenError
 
 if TYPE_CHECKING:
     from charmemory.composition import App
@@ -65,7 +66,11 @@ def _import_sample(demo_app: App) -> None:
                 path.write_bytes(item.read_bytes())
                 files.append(path)
         for path in files:
-            done = demo_app.library.import_file(path)
+            try:
+                done = demo_app.library.import_file(path)
+            except NameTakenError:  # chatted on or edited since: the workspace's copy stays
+                typer.echo(f"    kept: {path.name} (changed in this workspace since)")
+                continue
             typer.echo(f"    {'kept' if done.unchanged else 'added'} {done.kind}: {path.name}")
 
 
