@@ -89,12 +89,29 @@ def test_the_demo_runs_again_after_its_chat_went_on(
     assert run(["demo", "-w", str(root)]) == 0
     capsys.readouterr()
     (chat,) = (root / "chats" / "Captain Mira Vance").glob("*2026-02-15*.jsonl")
+    # As SillyTavern writes a turn: a send date, the reply's swipes and where it came from.
     went_on = [
-        {"name": "Alex", "is_user": True, "mes": "Where are we headed next?"},
-        {"name": "Captain Mira Vance", "is_user": False, "mes": "The Saltglass Isles."},
+        {
+            "name": "Alex",
+            "is_user": True,
+            "is_system": False,
+            "send_date": "2026-12-01T22:08:29.136Z",
+            "mes": "Where are we headed next? <script>alert(1)</script>",
+            "extra": {"isSmallSys": False},
+        },
+        {
+            "name": "Captain Mira Vance",
+            "is_user": False,
+            "is_system": False,
+            "send_date": "2026-12-01T22:10:34.323Z",
+            "mes": "The Saltglass Isles.",
+            "swipe_id": 0,
+            "swipes": ["The Saltglass Isles."],
+            "extra": {"api": "openai", "model": "some-model"},
+        },
     ]
     with chat.open("a", encoding="utf-8") as file:
-        file.writelines("\n" + json.dumps(message) for message in went_on)
+        file.writelines("\n" + json.dumps(message, ensure_ascii=False) for message in went_on)
     before = chat.read_bytes()
     llm_server.reply_text("NO_NEW_MEMORIES")
     llm_server.reply_stream([REPLY])

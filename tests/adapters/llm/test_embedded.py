@@ -1,4 +1,5 @@
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,7 +174,7 @@ async def test_free_text_is_never_held_to_a_grammar_whatever_the_prompt_says(
 
 
 async def test_a_memory_copied_from_the_worked_example_never_reaches_the_caller(
-    runtime: StandInRuntime, tmp_path: Path
+    runtime: StandInRuntime, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     runtime.ANSWER = (
         "<memory>\n- Rowan went to the salt kilns.\n"
@@ -181,6 +182,7 @@ async def test_a_memory_copied_from_the_worked_example_never_reaches_the_caller(
         "</memory>"
     )
     wanted = NewMemories(5, "Mira", "Alex")
+    caplog.set_level(logging.INFO, logger="charmemory.llm")
 
     short = await unloaded(tmp_path).complete(
         rendered(), max_tokens=99, temperature=0, answer_format=wanted
@@ -191,6 +193,8 @@ async def test_a_memory_copied_from_the_worked_example_never_reaches_the_caller(
 
     assert short.text == "<memory>\n- Rowan went to the salt kilns.\n</memory>"
     assert as_is.text == runtime.ANSWER  # the caller's prompt shows no example to copy
+    dropped = [r.getMessage() for r in caplog.records if r.name == "charmemory.llm"]
+    assert len(dropped) == 1 and "two sacks of barley" in dropped[0]  # said in the log
 
 
 async def test_as_sent_keeps_the_callers_prompt_and_still_holds_the_answer(

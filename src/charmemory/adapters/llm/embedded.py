@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -68,6 +69,8 @@ DEFAULT_REPEAT_PENALTY = 1.1
 OPTION_NAMES = ("threads", "context_size", "repeat_penalty", "extraction_prompt")
 PromptMode = Literal["compact", "as-sent"]
 PROMPT_MODES: tuple[PromptMode, ...] = ("compact", "as-sent")
+
+log = logging.getLogger("charmemory.llm")
 
 
 class PromptTooLongError(CharMemoryError):
@@ -197,7 +200,9 @@ class EmbeddedModel:
         usage = answer.get("usage") or {}
         text = choice["message"]["content"] or ""
         if isinstance(answer_format, NewMemories):
-            text = without_example_copies(text, prompt)
+            answered, text = text, without_example_copies(text, prompt)
+            if text != answered:
+                log.info("memories copied from the worked example were dropped from: %s", answered)
         return Completion(
             text=text,
             finish_reason=choice.get("finish_reason"),
