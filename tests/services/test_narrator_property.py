@@ -184,6 +184,21 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
             made.ws.close()
 
 
+# Preconditions are named functions, not lambdas: Hypothesis describes a lambda by
+# parsing its source with `ast`, which Python 3.11 can fail deep in a state machine's
+# stack ("AST constructor recursion depth mismatch").
+def room_for_a_member(machine: KnowledgeBoundary) -> bool:
+    return len(machine.model.members) < len(NAMES)
+
+
+def a_reply_with_swipes(machine: KnowledgeBoundary) -> bool:
+    return machine.last_is_reply() and len(machine.model.messages[-1].swipes) > 1
+
+
+def has_messages(machine: KnowledgeBoundary) -> bool:
+    return bool(machine.model.messages)
+
+
 class KnowledgeBoundary(RuleBasedStateMachine):
     session: Session
     check_model = True  # also hold the stamps and copies to the model (off: invariants only)
@@ -288,7 +303,7 @@ class KnowledgeBoundary(RuleBasedStateMachine):
         member = self.app.narrator.add(CHARACTER, name, book, self.chat)
         self.model.members.append(Member(member.id, name, book))
 
-    @precondition(lambda self: len(self.model.members) < len(NAMES))
+    @precondition(room_for_a_member)
     @rule(data=st.data())
     def add_member(self, data: st.DataObject) -> None:
         taken = {m.name for m in self.model.members}
@@ -341,7 +356,7 @@ class KnowledgeBoundary(RuleBasedStateMachine):
         self.set_active(data)
         self.generate("send", self.midway(data))
 
-    @precondition(lambda self: self.last_is_reply() and len(self.model.messages[-1].swipes) > 1)
+    @precondition(a_reply_with_swipes)
     @rule(data=st.data())
     def choose_swipe(self, data: st.DataObject) -> None:
         last = self.model.messages[-1]
@@ -350,7 +365,7 @@ class KnowledgeBoundary(RuleBasedStateMachine):
         last.shown = number
         self.model.restore(last.stamp)
 
-    @precondition(lambda self: self.model.messages)
+    @precondition(has_messages)
     @rule(data=st.data())
     def delete(self, data: st.DataObject) -> None:
         """From the end (the active cast comes back from the last stamped reply), or an
@@ -370,7 +385,7 @@ class KnowledgeBoundary(RuleBasedStateMachine):
 
     # -- memories ---------------------------------------------------------------------------
 
-    @precondition(lambda self: self.model.messages)
+    @precondition(has_messages)
     @rule(data=st.data())
     def scene(self, data: st.DataObject) -> None:
         model = self.model
@@ -401,7 +416,7 @@ class KnowledgeBoundary(RuleBasedStateMachine):
         canonical = saved.entries[0]
         self.scenes[(canonical.book, canonical.uid)] = frozenset(present)
 
-    @precondition(lambda self: self.model.messages)
+    @precondition(has_messages)
     @rule(data=st.data())
     def branch(self, data: st.DataObject) -> None:
         model = self.model
